@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class FaultlineConfig(AppConfig):
+    name = "faultline"
+    verbose_name = "Faultline"

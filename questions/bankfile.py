@@ -1,0 +1,285 @@
+"""Parse and validate question files (docs/question-format.md) without a database.
+
+Kept free of Django imports so authors can check files with
+``python -m questions.bankfile FILE...`` before anything is installed.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+BANK_DIR = Path(__file__).resolve().parent / "bank"
+LANGS = ("en", "zh")
+SECTIONS = tuple(f"{kind}:{lang}" for lang in LANGS for kind in ("prompt", "answer"))
+SLUG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+HEADING_RE = re.compile(r"^## (prompt|answer):(en|zh)\s*$")
+
+# Which question numbers each source document holds; a file citing anything
+# else is a typo that would make the "all 80 present" check lie.
+SOURCE_NUMBERS: dict[str, set[str]] = {
+    "000_4baed18c4d18777a.txt": {str(n) for n in range(201, 216)},
+    "001_4e8bade384141d4d.txt": {str(n) for n in range(226, 251)},
+    "002_e77822a76670f479.txt": {str(n) for n in range(1, 27)},
+    "003_a8d101e3d3d7c2b9.txt": {f"Q{n}" for n in range(1, 14)} | {"5.1"},
+}
+
+
+class BankFileError(ValueError):
+    """A question file is malformed; the message names file, place and problem."""
+
+    def __init__(self, path: Path | str, where: str, problem: str) -> None:
+        self.path = str(path)
+        self.where = where
+        self.problem = problem
+        super().__init__(f"{self.path}: {where}: {problem}")
+
+
+@dataclass(frozen=True)
+class RubricPointSpec:
+    key: str
+    weight: int
+    text: dict[str, str]
+    concepts: list[list[str]]
+
+
+@dataclass(frozen=True)
+class QuestionSpec:
+    path: Path
+    slug: str
+    topic: str
+    difficulty: int
+    tags: list[str]
+    source_document: str
+    source_number: str
+    related_labs: list[str]
+    related_questions: list[str]
+    title: dict[str, str]
+    prompt: dict[str, str]
+    answer: dict[str, str]
+    rubric: list[RubricPointSpec] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class TopicSpec:
+    slug: str
+    name: dict[str, str]
+    description: dict[str, str]
+    position: int
+
+
+def load_topics(path: Path = BANK_DIR / "topics.yaml") -> list[TopicSpec]:
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise BankFileError(path, _yaml_where(exc), "not valid YAML") from exc
+    if not isinstance(raw, list) or not raw:
+        raise BankFileError(path, "top level", "expected a non-empty list of topics")
+    topics = []
+    for i, item in enumerate(raw):
+        where = f"topic #{i + 1}"
+        if not isinstance(item, dict):
+            raise BankFileError(path, where, "expected a mapping")
+        slug = _slug(path, f"{where}.slug", item.get("slug"))
+        topics.append(
+            TopicSpec(
+                slug=slug,
+                name=_bilingual(path, f"{where}.name", item.get("name")),
+                description=_bilingual(path, f"{where}.description", item.get("description")),
+                position=i,
+            )
+        )
+    seen = [t.slug for t in topics]
+    dupes = sorted({s for s in seen if seen.count(s) > 1})
+    if dupes:
+        raise BankFileError(path, "slug", f"duplicate topic slugs: {', '.join(dupes)}")
+    return topics
+
+
+def parse_question(path: Path, topic_slugs: set[str] | None = None) -> QuestionSpec:
+    """Parse one question file, raising BankFileError on the first problem found."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise BankFileError(path, "file", "not UTF-8 text") from exc
+    meta, body, body_line = _split_front_matter(path, text)
+    sections = _split_sections(path, body, body_line)
+
+    slug = _slug(path, "slug", meta.get("slug"))
+    if path.stem != slug:
+        raise BankFileError(path, "slug", f"file name must be {slug}.md")
+    topic = _slug(path, "topic", meta.get("topic"))
+    if topic_slugs is not None and topic not in topic_slugs:
+        raise BankFileError(path, "topic", f"unknown topic {topic!r}; known: {', '.join(sorted(topic_slugs))}")
+    if path.parent.name != topic and path.parent.name != "bank":
+        raise BankFileError(path, "topic", f"file lies in folder {path.parent.name!r} but topic is {topic!r}")
+
+    difficulty = meta.get("difficulty")
+    if not isinstance(difficulty, int) or isinstance(difficulty, bool) or not 1 <= difficulty <= 5:
+        raise BankFileError(path, "difficulty", f"must be an integer 1–5, got {difficulty!r}")
+
+    tags = _slug_list(path, "tags", meta.get("tags"), minimum=1, maximum=8)
+
+    source = meta.get("source")
+    if not isinstance(source, dict):
+        raise BankFileError(path, "source", "must be a mapping with document and number")
+    document = source.get("document")
+    if document not in SOURCE_NUMBERS:
+        raise BankFileError(path, "source.document", f"unknown source document {document!r}")
+    number = source.get("number")
+    if isinstance(number, int) and not isinstance(number, bool):
+        number = str(number)
+    if number not in SOURCE_NUMBERS[document]:
+        raise BankFileError(path, "source.number", f"{number!r} is not a question number of {document}")
+
+    rubric_raw = meta.get("rubric")
+    if not isinstance(rubric_raw, list) or not 3 <= len(rubric_raw) <= 8:
+        raise BankFileError(path, "rubric", "must be a list of 3–8 scoring points")
+    rubric = [_rubric_point(path, i, p) for i, p in enumerate(rubric_raw)]
+    keys = [p.key for p in rubric]
+    if len(set(keys)) != len(keys):
+        raise BankFileError(path, "rubric", "point keys must be unique")
+
+    return QuestionSpec(
+        path=path,
+        slug=slug,
+        topic=topic,
+        difficulty=difficulty,
+        tags=tags,
+        source_document=document,
+        source_number=number,
+        related_labs=_slug_list(path, "related_labs", meta.get("related_labs", []), minimum=0, maximum=20),
+        related_questions=_slug_list(
+            path, "related_questions", meta.get("related_questions", []), minimum=0, maximum=20
+        ),
+        title=_bilingual(path, "title", meta.get("title")),
+        prompt={lang: sections[f"prompt:{lang}"] for lang in LANGS},
+        answer={lang: sections[f"answer:{lang}"] for lang in LANGS},
+        rubric=rubric,
+    )
+
+
+def iter_question_files(bank_dir: Path = BANK_DIR) -> list[Path]:
+    return sorted(p for p in bank_dir.rglob("*.md") if p.is_file())
+
+
+def _split_front_matter(path: Path, text: str) -> tuple[dict, str, int]:
+    lines = text.splitlines()
+    if not lines or lines[0].strip() != "---":
+        raise BankFileError(path, "line 1", "file must start with a '---' front matter line")
+    try:
+        end = next(i for i in range(1, len(lines)) if lines[i].strip() == "---")
+    except StopIteration:
+        raise BankFileError(path, "front matter", "no closing '---' line") from None
+    try:
+        meta = yaml.safe_load("\n".join(lines[1:end]))
+    except yaml.YAMLError as exc:
+        raise BankFileError(path, _yaml_where(exc, offset=1), "front matter is not valid YAML") from exc
+    if not isinstance(meta, dict):
+        raise BankFileError(path, "front matter", "must be a YAML mapping")
+    return meta, "\n".join(lines[end + 1 :]), end + 2
+
+
+def _split_sections(path: Path, body: str, first_line: int) -> dict[str, str]:
+    sections: dict[str, list[str]] = {}
+    current: str | None = None
+    for offset, line in enumerate(body.splitlines()):
+        match = HEADING_RE.match(line)
+        if match:
+            current = f"{match.group(1)}:{match.group(2)}"
+            if current in sections:
+                raise BankFileError(path, f"line {first_line + offset}", f"section '## {current}' appears twice")
+            sections[current] = []
+        elif current is not None:
+            sections[current].append(line)
+        elif line.strip():
+            raise BankFileError(
+                path, f"line {first_line + offset}", "text before the first '## prompt:en' style section heading"
+            )
+    result = {}
+    for name in SECTIONS:
+        if name not in sections:
+            raise BankFileError(path, "body", f"missing section '## {name}'")
+        content = "\n".join(sections[name]).strip()
+        if not content:
+            raise BankFileError(path, f"section {name}", "is empty")
+        result[name] = content
+    return result
+
+
+def _rubric_point(path: Path, index: int, raw: object) -> RubricPointSpec:
+    where = f"rubric[{index}]"
+    if not isinstance(raw, dict):
+        raise BankFileError(path, where, "must be a mapping")
+    key = _slug(path, f"{where}.key", raw.get("key"))
+    weight = raw.get("weight")
+    if not isinstance(weight, int) or isinstance(weight, bool) or not 1 <= weight <= 5:
+        raise BankFileError(path, f"{where}.weight", f"must be an integer 1–5, got {weight!r}")
+    text = _bilingual(path, where, {lang: raw.get(lang) for lang in LANGS})
+    concepts = raw.get("concepts")
+    if not isinstance(concepts, list) or not 1 <= len(concepts) <= 6:
+        raise BankFileError(path, f"{where}.concepts", "must be a list of 1–6 synonym lists")
+    groups = []
+    for j, group in enumerate(concepts):
+        if not isinstance(group, list) or not group:
+            raise BankFileError(path, f"{where}.concepts[{j}]", "must be a non-empty list of synonyms")
+        terms = [str(t).strip() for t in group if str(t).strip()]
+        if len(terms) != len(group):
+            raise BankFileError(path, f"{where}.concepts[{j}]", "has an empty synonym")
+        groups.append(terms)
+    return RubricPointSpec(key=key, weight=weight, text=text, concepts=groups)
+
+
+def _bilingual(path: Path, where: str, raw: object) -> dict[str, str]:
+    if not isinstance(raw, dict):
+        raise BankFileError(path, where, "must have en and zh texts")
+    out = {}
+    for lang in LANGS:
+        value = raw.get(lang)
+        if not isinstance(value, str) or not value.strip():
+            raise BankFileError(path, f"{where}.{lang}", "is missing or empty")
+        out[lang] = value.strip()
+    return out
+
+
+def _slug(path: Path, where: str, value: object) -> str:
+    if not isinstance(value, str) or not SLUG_RE.match(value):
+        raise BankFileError(path, where, f"must be lowercase letters, digits and hyphens, got {value!r}")
+    return value
+
+
+def _slug_list(path: Path, where: str, value: object, minimum: int, maximum: int) -> list[str]:
+    if value is None:
+        value = []
+    if not isinstance(value, list) or not minimum <= len(value) <= maximum:
+        raise BankFileError(path, where, f"must be a list of {minimum}–{maximum} slugs")
+    return [_slug(path, f"{where}[{i}]", v) for i, v in enumerate(value)]
+
+
+def _yaml_where(exc: yaml.YAMLError, offset: int = 0) -> str:
+    mark = getattr(exc, "problem_mark", None)
+    if mark is None:
+        return "YAML"
+    return f"line {mark.line + 1 + offset}, column {mark.column + 1}"
+
+
+def main(argv: list[str]) -> int:
+    topic_slugs = {t.slug for t in load_topics()}
+    paths = [Path(a) for a in argv] or iter_question_files()
+    failures = 0
+    for path in paths:
+        try:
+            parse_question(path, topic_slugs)
+        except BankFileError as exc:
+            failures += 1
+            print(f"ERROR {exc}")
+    print(f"{len(paths) - failures} ok, {failures} with errors")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,56 @@
+"""Which sandbox backend runs lab programs on this host.
+
+``SANDBOX_BACKEND=auto`` picks Docker when an engine answers, else the local
+process backend, which does not isolate anything and is for single-user use.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.conf import settings
+
+NOT_ISOLATED_LABEL = "not isolated — single-user use only"
+
+
+@dataclass(frozen=True)
+class BackendChoice:
+    name: str  # "docker" | "process"
+    ok: bool
+    detail: str
+
+
+def docker_ping(timeout: float = 3.0) -> tuple[bool, str]:
+    try:
+        import docker
+        from docker.errors import DockerException
+    except ImportError:  # pragma: no cover - docker is a pinned requirement
+        return False, "the docker Python package is not installed"
+    try:
+        client = docker.from_env(timeout=timeout)
+        try:
+            version = client.version().get("Version", "?")
+        finally:
+            client.close()
+    except DockerException as exc:
+        return False, f"Docker engine not reachable ({_first_line(exc)})"
+    except Exception as exc:  # noqa: BLE001 - any transport failure means "not reachable"
+        return False, f"Docker engine not reachable ({_first_line(exc)})"
+    return True, f"Docker engine {version}"
+
+
+def choose_backend() -> BackendChoice:
+    configured = settings.SANDBOX_BACKEND
+    if configured == "process":
+        return BackendChoice("process", True, f"local process backend ({NOT_ISOLATED_LABEL})")
+    ok, detail = docker_ping()
+    if configured == "docker":
+        return BackendChoice("docker", ok, detail if ok else f"{detail}; SANDBOX_BACKEND=docker requires it")
+    if ok:
+        return BackendChoice("docker", True, detail)
+    return BackendChoice("process", True, f"local process backend ({NOT_ISOLATED_LABEL}); {detail}")
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0][:200] if text else exc.__class__.__name__
