@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib.auth.forms import UserCreationForm
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils.translation import gettext_lazy as _
 
-from faultline.roles import Role
+from faultline.roles import Role, role_group
 
 
 class SignupForm(UserCreationForm):
@@ -28,5 +28,5 @@ class SignupForm(UserCreationForm):
 @transaction.atomic
 def register_candidate(form: SignupForm) -> User:
     user = form.save()
-    user.groups.add(Group.objects.get(name=Role.CANDIDATE))
+    user.groups.add(role_group(Role.CANDIDATE))
     return user

@@ -11,10 +11,10 @@ import secrets
 from pathlib import Path
 
 from django.conf import settings
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 from django.db import transaction
 
-from faultline.roles import Role
+from faultline.roles import Role, role_group
 
 DEMO_ACCOUNTS = (
     ("candidate", Role.CANDIDATE, False),
@@ -44,7 +44,7 @@ def ensure_demo_users() -> dict[str, str]:
             user.save()
             known[username] = password
         if role is not None:
-            user.groups.add(Group.objects.get(name=role))
+            user.groups.add(role_group(role))
     path.write_text(json.dumps(known, indent=2))
     path.chmod(0o600)
     return {username: known[username] for username, _, _ in DEMO_ACCOUNTS}

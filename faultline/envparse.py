@@ -45,7 +45,10 @@ def env_bool(name: str, default: bool, environ: dict[str, str] | None = None) ->
 
 
 def env_int(
-    name: str, default: int, minimum: int | None = None, maximum: int | None = None,
+    name: str,
+    default: int,
+    minimum: int | None = None,
+    maximum: int | None = None,
     environ: dict[str, str] | None = None,
 ) -> int:
     value = _raw(name, environ)
@@ -133,7 +136,9 @@ def parse_database_url(name: str, value: str, base_dir: Path) -> DatabaseConfig:
         elif path.startswith("/") and len(path) > 1:
             file_path = base_dir / path[1:]
         else:
-            raise ConfigError(name, f"sqlite URL needs a file path, e.g. sqlite:///var/faultline.sqlite3, got {value!r}")
+            raise ConfigError(
+                name, f"sqlite URL needs a file path, e.g. sqlite:///var/faultline.sqlite3, got {value!r}"
+            )
         return DatabaseConfig(engine="django.db.backends.sqlite3", name=str(file_path))
     if scheme in {"postgres", "postgresql", "pgsql"}:
         db_name = unquote(parts.path.lstrip("/"))

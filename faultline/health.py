@@ -28,13 +28,21 @@ class CheckResult:
 
 def check_database() -> CheckResult:
     db = settings.DATABASES["default"]
-    where = db["NAME"] if "sqlite" in db["ENGINE"] else f"PostgreSQL at {db['HOST'] or 'local socket'}:{db['PORT'] or 5432}/{db['NAME']}"
+    where = (
+        db["NAME"]
+        if "sqlite" in db["ENGINE"]
+        else f"PostgreSQL at {db['HOST'] or 'local socket'}:{db['PORT'] or 5432}/{db['NAME']}"
+    )
     try:
         with connection.cursor() as cursor:
             cursor.execute("SELECT 1")
             cursor.fetchone()
     except Exception as exc:  # noqa: BLE001
-        return CheckResult("database", False, f"cannot use {where}: {_one_line(exc)} — check DATABASE_URL and that the server is running")
+        return CheckResult(
+            "database",
+            False,
+            f"cannot use {where}: {_one_line(exc)} — check DATABASE_URL and that the server is running",
+        )
     return CheckResult("database", True, f"{where} answers")
 
 
@@ -44,7 +52,11 @@ def check_broker() -> CheckResult:
     if url == "filesystem://":
         folder = Path(options["data_folder_in"])
         if not folder.is_dir() or not os.access(folder, os.W_OK):
-            return CheckResult("broker", False, f"filesystem broker folder {folder} is missing or not writable — check CELERY_BROKER_URL")
+            return CheckResult(
+                "broker",
+                False,
+                f"filesystem broker folder {folder} is missing or not writable — check CELERY_BROKER_URL",
+            )
         return CheckResult("broker", True, f"filesystem broker at {folder.parent}")
     from kombu import Connection
 
@@ -53,7 +65,11 @@ def check_broker() -> CheckResult:
         with Connection(url, connect_timeout=3, transport_options=options) as conn:
             conn.ensure_connection(max_retries=1, timeout=3)
     except Exception as exc:  # noqa: BLE001
-        return CheckResult("broker", False, f"cannot reach {safe}: {_one_line(exc)} — check CELERY_BROKER_URL and that the broker is running")
+        return CheckResult(
+            "broker",
+            False,
+            f"cannot reach {safe}: {_one_line(exc)} — check CELERY_BROKER_URL and that the broker is running",
+        )
     return CheckResult("broker", True, f"{safe} answers")
 
 

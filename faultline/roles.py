@@ -6,9 +6,9 @@ the admin; staff users may use every role's pages.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import StrEnum
 from functools import wraps
-from typing import Callable
 
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
@@ -20,6 +20,13 @@ class Role(StrEnum):
     CANDIDATE = "candidate"
     INTERVIEWER = "interviewer"
     AUTHOR = "author"
+
+
+def role_group(role: Role):
+    """The group behind a role; recreated if an admin deleted it, so sign-up never 500s."""
+    from django.contrib.auth.models import Group
+
+    return Group.objects.get_or_create(name=role.value)[0]
 
 
 def user_roles(user) -> set[Role]:

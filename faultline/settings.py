@@ -7,8 +7,6 @@ import os
 import secrets
 from pathlib import Path
 
-from django.utils.translation import gettext_lazy as _
-
 from faultline.envparse import (
     ConfigError,
     env_bool,
@@ -21,7 +19,10 @@ from faultline.envparse import (
 )
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-VAR_DIR = Path(env_str("FAULTLINE_VAR_DIR", str(BASE_DIR / "var")))
+# pytest exports PYTEST_VERSION: tests (and workers they start) get their own
+# database file and broker folder, never those of a running demo.
+_default_var = BASE_DIR / "var" / ("test" if os.environ.get("PYTEST_VERSION") else "")
+VAR_DIR = Path(env_str("FAULTLINE_VAR_DIR", str(_default_var)))
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 
 DEBUG = env_bool("DEBUG", default=True)
@@ -124,6 +125,11 @@ USE_TZ = True
 
 STATIC_URL = "/static/"
 STATIC_ROOT = VAR_DIR / "static"
+STATIC_ROOT.mkdir(exist_ok=True)
+# Serve straight from the source folders as well, so a checkout works before
+# collectstatic has run; collected (hashed, compressed) files win when present.
+WHITENOISE_USE_FINDERS = True
+WHITENOISE_AUTOREFRESH = DEBUG
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
@@ -189,7 +195,8 @@ LOGGING = {
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
-    "root": {"handlers": ["console"], "level": env_choice(
-        "LOG_LEVEL", "info", ("debug", "info", "warning", "error")
-    ).upper()},
+    "root": {
+        "handlers": ["console"],
+        "level": env_choice("LOG_LEVEL", "info", ("debug", "info", "warning", "error")).upper(),
+    },
 }

@@ -19,7 +19,12 @@ class SandboxStatusView(APIView):
     @extend_schema(
         responses=inline_serializer(
             "SandboxStatus",
-            {"backend": serializers.CharField(), "ok": serializers.BooleanField(), "isolated": serializers.BooleanField(), "detail": serializers.CharField()},
+            {
+                "backend": serializers.CharField(),
+                "ok": serializers.BooleanField(),
+                "isolated": serializers.BooleanField(),
+                "detail": serializers.CharField(),
+            },
         )
     )
     def get(self, request: Request) -> Response:

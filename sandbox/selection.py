@@ -6,6 +6,7 @@ process backend, which does not isolate anything and is for single-user use.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -23,7 +24,6 @@ class BackendChoice:
 def docker_ping(timeout: float = 3.0) -> tuple[bool, str]:
     try:
         import docker
-        from docker.errors import DockerException
     except ImportError:  # pragma: no cover - docker is a pinned requirement
         return False, "the docker Python package is not installed"
     try:
@@ -32,10 +32,10 @@ def docker_ping(timeout: float = 3.0) -> tuple[bool, str]:
             version = client.version().get("Version", "?")
         finally:
             client.close()
-    except DockerException as exc:
-        return False, f"Docker engine not reachable ({_first_line(exc)})"
     except Exception as exc:  # noqa: BLE001 - any transport failure means "not reachable"
-        return False, f"Docker engine not reachable ({_first_line(exc)})"
+        where = os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
+        reason = "no engine listening" if "No such file" in str(exc) or "refused" in str(exc) else _first_line(exc)
+        return False, f"no Docker engine answers at {where} ({reason})"
     return True, f"Docker engine {version}"
 
 

@@ -4,21 +4,20 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('faultline', '0001_roles'),
+        ("faultline", "0001_roles"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='WorkerPing',
+            name="WorkerPing",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('token', models.CharField(max_length=64, unique=True)),
-                ('hostname', models.CharField(max_length=255)),
-                ('answered_at', models.DateTimeField(auto_now=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("token", models.CharField(max_length=64, unique=True)),
+                ("hostname", models.CharField(max_length=255)),
+                ("answered_at", models.DateTimeField(auto_now=True)),
             ],
         ),
     ]

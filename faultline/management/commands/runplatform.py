@@ -15,6 +15,7 @@ import time
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from faultline.envparse import redact_url
 from sandbox.selection import choose_backend
 
 
@@ -32,19 +33,44 @@ class Command(BaseCommand):
         if not backend.ok:
             raise CommandError(f"sandbox: {backend.detail}")
         web = [
-            sys.executable, "-m", "gunicorn", "faultline.wsgi:application",
-            "--bind", f"{host}:{port}", "--workers", str(web_workers), "--threads", "4",
-            "--access-logfile", "-", "--graceful-timeout", "5",
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "faultline.wsgi:application",
+            "--bind",
+            f"{host}:{port}",
+            "--workers",
+            str(web_workers),
+            "--threads",
+            "4",
+            "--access-logfile",
+            "-",
+            "--graceful-timeout",
+            "5",
         ]
         worker = [
-            sys.executable, "-m", "celery", "-A", "faultline", "worker",
-            "--queues", "default,cpu", "--concurrency", str(concurrency),
-            "--hostname", "faultline@%h", "--loglevel", "INFO",
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "faultline",
+            "worker",
+            "--queues",
+            "default,cpu",
+            "--concurrency",
+            str(concurrency),
+            "--hostname",
+            "faultline@%h",
+            "--loglevel",
+            "INFO",
         ]
         self.stdout.write(f"Sandbox backend: {backend.name} — {backend.detail}")
-        self.stdout.write(f"Broker: {settings.CELERY_BROKER_URL}  Database: {settings.DATABASES['default']['ENGINE'].rsplit('.', 1)[-1]}")
+        engine = settings.DATABASES["default"]["ENGINE"].rsplit(".", 1)[-1]
+        self.stdout.write(f"Broker: {redact_url(settings.CELERY_BROKER_URL)}  Database: {engine}")
         children = {"web": subprocess.Popen(web), "worker": subprocess.Popen(worker)}
-        self.stdout.write(self.style.SUCCESS(f"Faultline is running at http://{host}:{port}/  (Ctrl-C stops web and worker)"))
+        self.stdout.write(
+            self.style.SUCCESS(f"Faultline is running at http://{host}:{port}/  (Ctrl-C stops web and worker)")
+        )
         self.stdout.flush()
 
         stopping = False

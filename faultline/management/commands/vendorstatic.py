@@ -41,7 +41,5 @@ class Command(BaseCommand):
                 if not destination.exists() or destination.read_bytes() != source.read_bytes():
                     shutil.copyfile(source, destination)
         if missing:
-            raise CommandError(
-                "front-end packages missing from node_modules (run `npm ci`): " + ", ".join(missing)
-            )
+            raise CommandError("front-end packages missing from node_modules (run `npm ci`): " + ", ".join(missing))
         self.stdout.write(f"vendored {len(VENDOR_FILES)} front-end packages into {target_root}")

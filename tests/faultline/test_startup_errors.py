@@ -1,0 +1,80 @@
+"""Bad configuration stops start-up with one actionable line, not a traceback."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def manage(*args: str, **env: str) -> subprocess.CompletedProcess:
+    full_env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "CELERY_BROKER_URL"}}
+    full_env.update(env)
+    return subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=REPO, env=full_env, capture_output=True, text=True, timeout=60
+    )
+
+
+def error_lines(result: subprocess.CompletedProcess) -> list[str]:
+    return [line for line in result.stderr.splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize(
+    "env,variable,fragment",
+    [
+        ({"DEBUG": "maybe"}, "DEBUG", "'maybe'"),
+        ({"DATABASE_URL": "mysql://root@127.0.0.1/x"}, "DATABASE_URL", "unsupported scheme 'mysql'"),
+        ({"CELERY_BROKER_URL": "ftp://127.0.0.1/"}, "CELERY_BROKER_URL", "unsupported scheme 'ftp'"),
+        ({"SANDBOX_BACKEND": "kvm"}, "SANDBOX_BACKEND", "expected one of auto, docker, process"),
+        ({"DEBUG": "false", "SECRET_KEY": ""}, "SECRET_KEY", "required when DEBUG is off"),
+        ({"ALLOWED_HOSTS": "a.test,,b.test"}, "ALLOWED_HOSTS", "without empty items"),
+        ({"SIGNUP_ENABLED": "sometimes"}, "SIGNUP_ENABLED", "'sometimes'"),
+    ],
+)
+def test_bad_setting_is_one_line_naming_the_variable(env, variable, fragment):
+    result = manage("check", **env)
+    assert result.returncode == 2
+    lines = error_lines(result)
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith(f"faultline: configuration error: {variable}: ")
+    assert fragment in lines[0]
+
+
+def test_missing_database_server_is_reported_by_preflight():
+    # Port 9 on loopback: nothing listens there, so the connection is refused at once.
+    result = manage("preflight", DATABASE_URL="postgres://faultline:pw@127.0.0.1:9/faultline")
+    assert result.returncode == 1
+    failed = [line for line in error_lines(result) if line.startswith("FAILED")]
+    assert len(failed) == 1, result.stderr
+    assert failed[0].startswith("FAILED database: cannot use PostgreSQL at 127.0.0.1:9/faultline")
+    assert "DATABASE_URL" in failed[0]
+    assert "Traceback" not in result.stderr
+
+
+def test_unreachable_broker_is_reported_by_preflight():
+    result = manage("preflight", CELERY_BROKER_URL="redis://127.0.0.1:9/0")
+    assert result.returncode == 1
+    failed = [line for line in error_lines(result) if line.startswith("FAILED")]
+    assert len(failed) == 1, result.stderr
+    assert failed[0].startswith("FAILED broker: cannot reach redis://127.0.0.1:9/0")
+    assert "CELERY_BROKER_URL" in failed[0]
+    assert "Traceback" not in result.stderr
+
+
+def test_stdlib_platform_module_is_not_shadowed():
+    result = subprocess.run(
+        [sys.executable, "-c", "import platform; print(platform.system()); print(platform.__file__)"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert result.returncode == 0, result.stderr
+    system, location = result.stdout.split()
+    assert system == "Linux"
+    assert not location.startswith(str(REPO))
