@@ -21,6 +21,7 @@ setup: check-tools $(RUNTIME_STAMP) $(NODE_STAMP)
 	@$(MANAGE) compiletranslations
 	@$(MANAGE) preflight
 	@$(MANAGE) migrate --noinput -v 0
+	@$(MANAGE) loadbank
 	@$(MANAGE) collectstatic --noinput -v 0
 
 check-tools:

@@ -48,6 +48,15 @@ def _loopback_only():
     socket.socket.connect_ex = _real_connect_ex
 
 
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    """Load the real question bank once into the test database; tests roll back around it."""
+    from django.core.management import call_command
+
+    with django_db_blocker.unblock():
+        call_command("loadbank", verbosity=0)
+
+
 def make_user(username: str, *roles: Role, staff: bool = False) -> User:
     user = User.objects.create_user(username, f"{username}@example.test", PASSWORD, is_staff=staff)
     for role in roles:
