@@ -143,6 +143,9 @@ class SearchTerm(models.Model):
         indexes = [models.Index(fields=["term", "question", "weight"], name="searchterm_lookup")]
         constraints = [models.UniqueConstraint(fields=["question", "term"], name="unique_question_term")]
 
+    def __str__(self) -> str:
+        return f"{self.term} → {self.question_id}"
+
 
 class Reveal(models.Model):
     """The candidate unlocked the reference answer, by answering or by choosing to reveal it."""
@@ -158,6 +161,9 @@ class Reveal(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["user", "question"], name="one_reveal_per_user_question")]
+
+    def __str__(self) -> str:
+        return f"{self.user} revealed {self.question} ({self.via})"
 
 
 class PracticeAnswer(models.Model):
