@@ -16,7 +16,6 @@ from rest_framework.response import Response
 from questions import services
 from questions.forms import BankFilterForm
 from questions.models import PracticeAnswer, Question, RubricPoint, Topic
-from questions.search import search_ids
 
 
 class TopicSerializer(serializers.ModelSerializer):
@@ -151,14 +150,8 @@ class QuestionViewSet(viewsets.ReadOnlyModelViewSet):
         form = BankFilterForm(request.query_params)
         if not form.is_valid():
             raise ValidationError({k: [e["message"] for e in v] for k, v in form.errors.get_json_data().items()})
-        questions = form.apply(self.get_queryset())
-        query = (form.cleaned_data.get("q") or "").strip()
-        if not query:
-            page = self.paginate_queryset(questions)
-            return self.get_paginated_response(self.get_serializer(page, many=True).data)
-        ids = self.paginate_queryset(search_ids(questions, query).ids)
-        by_id = self.get_queryset().in_bulk(ids)
-        return self.get_paginated_response(self.get_serializer([by_id[i] for i in ids], many=True).data)
+        rows = Question.objects.page_rows(list(self.paginate_queryset(form.matching().ids)))
+        return self.get_paginated_response(self.get_serializer(rows, many=True).data)
 
     @extend_schema(request=None, responses=QuestionDetailSerializer)
     @action(detail=True, methods=["post"])

@@ -5,6 +5,7 @@ from django.core.validators import validate_slug
 from django.utils.translation import gettext_lazy as _
 
 from questions.models import PracticeAnswer, Question, Topic
+from questions.search import SearchResult, search_ids
 from questions.services import SELF_SCORE_LEVELS
 
 DIFFICULTY_CHOICES = [("", _("Any difficulty"))] + [(str(i), str(i)) for i in range(1, 6)]
@@ -23,6 +24,19 @@ class BankFilterForm(forms.Form):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.fields["topic"].choices = [("", _("All topics"))] + [(t.slug, t.name) for t in Topic.objects.all()]
+
+    def is_filtering(self) -> bool:
+        data = getattr(self, "cleaned_data", {})
+        return any(data.get(name) for name in ("topic", "difficulty", "tag", "has_lab"))
+
+    def matching(self) -> SearchResult:
+        """Ids of the active questions these (valid) filters and search words select, in listing order.
+        Without search words the ids stay a lazy queryset, so a paginator pages them in SQL."""
+        questions = self.apply(Question.objects.active())
+        query = (self.cleaned_data.get("q") or "").strip()
+        if query:
+            return search_ids(query, within=questions if self.is_filtering() else None)
+        return SearchResult(questions.values_list("id", flat=True), [])
 
     def apply(self, questions):
         data = self.cleaned_data

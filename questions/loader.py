@@ -13,6 +13,7 @@ import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from django.core.cache import cache
 from django.db import transaction
 
 from questions.bankfile import (
@@ -26,6 +27,7 @@ from questions.bankfile import (
 )
 from questions.models import Question, RubricPoint, SearchTerm, Tag, Topic
 from questions.rendering import render_markdown
+from questions.services import TOPIC_COUNTS_CACHE_KEY
 from questions.textsearch import text_terms
 
 # Bump when rendering or indexing changes so unchanged files are re-processed.
@@ -135,13 +137,8 @@ def load_bank(bank_dir: Path = BANK_DIR) -> LoadReport:
     for spec in specs:
         digest = file_hash(spec.path)
         question = existing.get(spec.slug)
-        if question is not None and question.content_hash == digest:
-            if question.retired:
-                question.retired = False
-                question.save(update_fields=["retired", "updated_at"])
-                report.reactivated.append(spec.slug)
-            else:
-                report.unchanged.append(spec.slug)
+        if question is not None and question.content_hash == digest and not question.retired:
+            report.unchanged.append(spec.slug)
             continue
         if question is None:
             question = Question(slug=spec.slug)
@@ -160,7 +157,9 @@ def load_bank(bank_dir: Path = BANK_DIR) -> LoadReport:
         if slug not in present and not question.retired:
             question.retired = True
             question.save(update_fields=["retired", "updated_at"])
+            SearchTerm.objects.filter(question=question).delete()  # the index holds active questions only
             report.retired.append(slug)
+    transaction.on_commit(lambda: cache.delete(TOPIC_COUNTS_CACHE_KEY))
     return report
 
 

@@ -52,6 +52,19 @@ class QuestionQuerySet(models.QuerySet):
     def active(self) -> QuestionQuerySet:
         return self.filter(retired=False)
 
+    def page_rows(self, ids: list[int]) -> list[Question]:
+        """The listing rows for ``ids``, in the order given."""
+        by_id = self.for_listing().in_bulk(ids)
+        return [by_id[i] for i in ids if i in by_id]
+
+    def for_listing(self) -> QuestionQuerySet:
+        """Lists sort and page thousands of rows: leave the large answer and HTML columns behind."""
+        return (
+            self.select_related("topic")
+            .prefetch_related("tags")
+            .defer("answer_en", "answer_zh", "answer_html_en", "answer_html_zh", "prompt_html_en", "prompt_html_zh")
+        )
+
 
 class Question(BilingualMixin, models.Model):
     slug = models.SlugField(max_length=120, unique=True)
@@ -85,8 +98,13 @@ class Question(BilingualMixin, models.Model):
     objects = QuestionQuerySet.as_manager()
 
     class Meta:
-        ordering = ["topic__position", "difficulty", "slug"]
-        indexes = [models.Index(fields=["retired", "difficulty"])]
+        # Easiest first. The listing indexes end in id so paging over ids (even at a
+        # large OFFSET) is an index-only scan: no sort, no table reads.
+        ordering = ["difficulty", "slug"]
+        indexes = [
+            models.Index(fields=["retired", "difficulty", "slug", "id"], name="question_listing"),
+            models.Index(fields=["topic", "retired", "difficulty", "slug", "id"], name="question_topic_listing"),
+        ]
         constraints = [
             models.CheckConstraint(condition=models.Q(difficulty__gte=1, difficulty__lte=5), name="difficulty_1_to_5"),
         ]
@@ -133,7 +151,9 @@ class RubricPoint(BilingualMixin, models.Model):
 
 
 class SearchTerm(models.Model):
-    """Inverted index: one row per (term, question). Works the same on SQLite and PostgreSQL."""
+    """Inverted index: one row per (term, question), for active questions only (retiring a
+    question drops its rows), so an unfiltered search never has to join the question table.
+    Works the same on SQLite and PostgreSQL."""
 
     term = models.CharField(max_length=40)
     question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="+")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.db.models import Count, Q, QuerySet, Sum
@@ -12,12 +13,17 @@ from questions.textsearch import CJK_RUN_RE, TermGroup, parse_query
 
 @dataclass
 class SearchResult:
-    ids: list[int]
+    ids: Sequence[int]
     groups: list[TermGroup]
 
 
-def search_ids(questions: QuerySet[Question], query: str) -> SearchResult:
-    """Ids of ``questions`` matching every word of ``query``, best first."""
+def search_ids(query: str, within: QuerySet[Question] | None = None) -> SearchResult:
+    """Ids of active questions matching every word of ``query``, best first.
+
+    ``within`` narrows the search to a filtered queryset; leave it out when no
+    filter applies, which spares the database a join with the question table.
+    """
+    questions = within if within is not None else Question.objects.active()
     groups = parse_query(query)
     indexed = [g for g in groups if not _single_cjk_char(g)]
     if single := [g for g in groups if _single_cjk_char(g)]:
@@ -26,10 +32,12 @@ def search_ids(questions: QuerySet[Question], query: str) -> SearchResult:
             questions = questions.filter(Q(title_zh__contains=group.source) | Q(prompt_zh__contains=group.source))
     if not indexed:
         return SearchResult(list(questions.values_list("id", flat=True)) if single else [], groups)
-    counts = {f"g{i}": Count("id", filter=Q(term__in=g.terms)) for i, g in enumerate(indexed)}
+    counts = {f"g{i}": Count("term", filter=Q(term__in=g.terms)) for i, g in enumerate(indexed)}
+    hits = SearchTerm.objects.filter(term__in={t for g in indexed for t in g.terms})
+    if within is not None or single:
+        hits = hits.filter(question__in=questions.values("id"))
     rows = (
-        SearchTerm.objects.filter(term__in={t for g in indexed for t in g.terms}, question__in=questions.values("id"))
-        .values("question")
+        hits.values("question")
         .annotate(score=Sum("weight"), **counts)
         .filter(**{f"g{i}__gte": g.needed for i, g in enumerate(indexed)})
         .order_by("-score", "question")

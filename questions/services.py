@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.core.cache import cache
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Count
@@ -128,6 +129,15 @@ def progress_by_topic(user) -> list[TopicProgress]:
     return [rows[t.id] for t in topics]
 
 
+TOPIC_COUNTS_CACHE_KEY = "questions:topic-counts"
+
+
 def active_question_counts() -> dict[int, int]:
-    rows = Question.objects.active().values("topic_id").annotate(n=Count("id"))
-    return {row["topic_id"]: row["n"] for row in rows}
+    """Active questions per topic id. Counting 20k rows on every page view is waste: cached
+    for a minute, and dropped by loadbank when the bank changes."""
+    counts = cache.get(TOPIC_COUNTS_CACHE_KEY)
+    if counts is None:
+        rows = Question.objects.active().values("topic_id").annotate(n=Count("id"))
+        counts = {row["topic_id"]: row["n"] for row in rows}
+        cache.set(TOPIC_COUNTS_CACHE_KEY, counts, timeout=60)
+    return counts

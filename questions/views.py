@@ -12,7 +12,7 @@ from django.views.decorators.http import require_POST
 from questions import services
 from questions.forms import BankFilterForm, PracticeForm, SelfScoreForm
 from questions.models import PracticeAnswer, Question, Topic, current_lang
-from questions.search import search_ids
+from questions.search import SearchResult
 from questions.textsearch import highlight, snippet
 
 PAGE_SIZE = 20
@@ -21,24 +21,14 @@ PAGE_SIZE = 20
 @login_required
 def index(request: HttpRequest) -> HttpResponse:
     form = BankFilterForm(request.GET or None)
-    questions = Question.objects.active()
-    groups = []
     if form.is_bound and form.is_valid():
-        questions = form.apply(questions)
-        query = form.cleaned_data.get("q", "").strip()
-    else:
-        query = ""
-    if query:
-        result = search_ids(questions, query)
-        groups = result.groups
-        page = Paginator(result.ids, PAGE_SIZE).get_page(request.GET.get("page"))
-        by_id = Question.objects.select_related("topic").prefetch_related("tags").in_bulk(list(page.object_list))
-        items = [by_id[i] for i in page.object_list if i in by_id]
-    else:
-        page = Paginator(questions.select_related("topic").prefetch_related("tags"), PAGE_SIZE).get_page(
-            request.GET.get("page")
-        )
-        items = list(page.object_list)
+        result, query = form.matching(), form.cleaned_data["q"].strip()
+    else:  # no filters, or invalid ones (their errors are shown above the full list)
+        result, query = SearchResult(Question.objects.active().values_list("id", flat=True), []), ""
+    groups = result.groups
+    # Page over ids (a narrow, indexed sort), then load only the rows shown.
+    page = Paginator(result.ids, PAGE_SIZE).get_page(request.GET.get("page"))
+    items = Question.objects.page_rows(list(page.object_list))
     lang = current_lang()
     answered = set(
         PracticeAnswer.objects.filter(user=request.user, question__in=[q.id for q in items]).values_list(

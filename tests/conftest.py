@@ -57,6 +57,14 @@ def django_db_setup(django_db_setup, django_db_blocker):
         call_command("loadbank", verbosity=0)
 
 
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    """Cached values (topic counts) must not leak between tests that roll back."""
+    from django.core.cache import cache
+
+    cache.clear()
+
+
 def make_user(username: str, *roles: Role, staff: bool = False) -> User:
     user = User.objects.create_user(username, f"{username}@example.test", PASSWORD, is_staff=staff)
     for role in roles:

@@ -78,3 +78,19 @@ def test_stdlib_platform_module_is_not_shadowed():
     system, location = result.stdout.split()
     assert system == "Linux"
     assert not location.startswith(str(REPO))
+
+
+def test_production_collectstatic_succeeds(tmp_path):
+    """DEBUG off uses the hashed, compressed manifest storage, which is stricter than the debug one."""
+    result = manage(
+        "collectstatic",
+        "--noinput",
+        "-v",
+        "0",
+        DEBUG="false",
+        SECRET_KEY="test-only-" + "k" * 40,
+        FAULTLINE_VAR_DIR=str(tmp_path),
+    )
+    assert result.returncode == 0, result.stderr
+    manifest = (tmp_path / "static" / "staticfiles.json").read_text()
+    assert "css/faultline.css" in manifest and "vendor/htmx/htmx.min.js" in manifest

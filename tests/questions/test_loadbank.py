@@ -6,6 +6,7 @@ from django.core.management import CommandError, call_command
 
 from questions.bankfile import BANK_DIR
 from questions.models import Question, RubricPoint, SearchTerm, Topic
+from questions.search import search_ids
 
 
 @pytest.fixture
@@ -36,6 +37,8 @@ def test_load_is_idempotent(empty_bank, bank_copy, capsys):
 
 def test_edits_update_and_removed_files_are_retired_not_deleted(empty_bank, bank_copy, capsys):
     load(bank_copy, capsys)
+    active_id = Question.objects.get(slug="ramp-up-on-unfamiliar-codebase").id
+    assert search_ids("uncommented codebase").ids == [active_id]
     path = bank_copy / "numerics" / "nan-loss-checklist.md"
     path.write_text(path.read_text().replace("difficulty: 3", "difficulty: 4"))
     removed = bank_copy / "troubleshooting" / "ramp-up-on-unfamiliar-codebase.md"
@@ -47,9 +50,11 @@ def test_edits_update_and_removed_files_are_retired_not_deleted(empty_bank, bank
     assert Question.objects.get(slug="nan-loss-checklist").difficulty == 4
     retired = Question.objects.get(slug="ramp-up-on-unfamiliar-codebase")
     assert retired.retired and Question.objects.active().filter(slug="ramp-up-on-unfamiliar-codebase").count() == 0
+    assert retired.id not in search_ids("uncommented codebase").ids
     removed.write_text(removed_text)
     assert "1 restored" in load(bank_copy, capsys)
     assert not Question.objects.get(slug="ramp-up-on-unfamiliar-codebase").retired
+    assert retired.id in search_ids("uncommented codebase").ids
 
 
 @pytest.mark.parametrize(

@@ -153,3 +153,10 @@ def test_candidate_markdown_is_sanitised_on_the_attempt_page(cand_client, candid
 def test_content_language_toggle(cand_client):
     html = cand_client.get(f"/questions/{SLUG}/?content=zh").content.decode()
     assert "你拿到一段 PyTorch 训练脚本" in html and "查看中文" not in html
+
+
+def test_search_respects_filters(cand_client):
+    everywhere = result_slugs(cand_client.get("/questions/", {"q": "OOM"}).content.decode())
+    within = result_slugs(cand_client.get("/questions/", {"q": "OOM", "topic": "memory"}).content.decode())
+    assert set(within) < set(everywhere)
+    assert within and all(Question.objects.get(slug=s).topic.slug == "memory" for s in within)

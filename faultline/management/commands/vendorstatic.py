@@ -15,10 +15,20 @@ from django.core.management.base import BaseCommand, CommandError
 # destination folder under static/vendor -> files from node_modules/<package>/
 VENDOR_FILES: dict[str, tuple[str, list[str]]] = {
     "htmx": ("htmx.org", ["dist/htmx.min.js", "LICENSE"]),
-    "chartjs": ("chart.js", ["dist/chart.umd.min.js", "LICENSE.md"]),
+    # Source maps travel with the files that reference them: the manifest storage
+    # used when DEBUG is off refuses to collect a file whose map is missing.
+    "chartjs": ("chart.js", ["dist/chart.umd.min.js", "dist/chart.umd.min.js.map", "LICENSE.md"]),
     "swagger-ui": (
         "swagger-ui-dist",
-        ["swagger-ui.css", "swagger-ui-bundle.js", "swagger-ui-standalone-preset.js", "LICENSE"],
+        [
+            "swagger-ui.css",
+            "swagger-ui.css.map",
+            "swagger-ui-bundle.js",
+            "swagger-ui-bundle.js.map",
+            "swagger-ui-standalone-preset.js",
+            "swagger-ui-standalone-preset.js.map",
+            "LICENSE",
+        ],
     ),
 }
 
