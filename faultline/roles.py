@@ -13,6 +13,7 @@ from functools import wraps
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
+from django.utils.translation import gettext_lazy as _
 from rest_framework.permissions import BasePermission
 
 
@@ -67,7 +68,7 @@ def role_required(*roles: Role) -> Callable:
 class HasRole(BasePermission):
     """DRF permission; set ``required_roles`` on the view."""
 
-    message = "Your account does not have the role this endpoint needs."
+    message = _("Your account does not have the role this endpoint needs.")
 
     def has_permission(self, request, view) -> bool:
         roles = getattr(view, "required_roles", ())

@@ -7,6 +7,7 @@ Clients can always read ``error.message``; ``fields`` appears for validation err
 
 from __future__ import annotations
 
+from django.utils.translation import gettext as _
 from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -20,7 +21,7 @@ def exception_handler(exc, context) -> Response | None:
     error: dict = {"status": response.status_code, "code": _code(exc), "message": _message(exc, response)}
     if isinstance(exc, exceptions.ValidationError) and isinstance(response.data, dict):
         error["fields"] = response.data
-        error["message"] = "Some fields are invalid."
+        error["message"] = _("Some fields are invalid.")
     response.data = {"error": error}
     return response
 
@@ -42,4 +43,4 @@ def _message(exc, response) -> str:
         return data["detail"]
     if isinstance(data, list) and data:
         return str(data[0])
-    return "Request failed."
+    return _("Request failed.")

@@ -76,6 +76,8 @@ def test_practice_journey(candidate_page, screenshot_dir):
     page.get_by_role("link", name="My progress").first.click()
     row = page.get_by_test_id("progress-table").get_by_role("row", name="Numerics & mixed precision")
     expect(row).to_contain_text("1")
+    # The table is parsed before the scripts at the end of the page run: wait for Chart.js.
+    page.wait_for_function("document.getElementById('progress-chart').chart !== undefined")
     chart_datasets = page.evaluate("document.getElementById('progress-chart').chart.data.datasets[0].data")
     assert sum(chart_datasets) == 1  # one strong question, drawn by Chart.js
     page.screenshot(path=str(screenshot_dir / "progress.png"), full_page=True)

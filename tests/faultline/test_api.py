@@ -49,3 +49,9 @@ def test_openapi_schema_and_docs_page(login, candidate):
     # Swagger UI is served from our own static files, never a CDN.
     assert "/static/vendor/swagger-ui/swagger-ui-bundle.js" in docs
     assert "cdn" not in docs.lower()
+
+
+def test_error_messages_follow_the_language(login, candidate):
+    response = login(candidate).get("/api/sandbox/status/", HTTP_ACCEPT_LANGUAGE="zh-hans")
+    assert response.status_code == 403
+    assert response.json()["error"]["message"] == "你的账号没有调用此接口所需的角色。"
