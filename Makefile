@@ -10,9 +10,9 @@ RUNTIME_STAMP := $(VENV)/.runtime-$(shell cksum < requirements.txt | cut -d' ' -
 DEV_STAMP := $(VENV)/.dev-$(shell cat requirements.txt requirements-dev.txt | cksum | cut -d' ' -f1)
 NODE_STAMP := node_modules/.faultline-$(shell cksum < package-lock.json | cut -d' ' -f1)
 
-.PHONY: run test setup lint check-tools system-test-deps services-env clean
+.PHONY: run test setup lab-image lint check-tools system-test-deps services-env clean
 
-run: setup
+run: setup lab-image
 	@$(MANAGE) loaddemo
 	@$(MANAGE) runplatform
 
@@ -23,6 +23,21 @@ setup: check-tools $(RUNTIME_STAMP) $(NODE_STAMP)
 	@$(MANAGE) migrate --noinput -v 0
 	@$(MANAGE) loadbank
 	@$(MANAGE) collectstatic --noinput -v 0
+
+# The lab runner image for the Docker sandbox backend. Its tag is a hash of the
+# Dockerfile, the pinned packages and the harness, and buildimages returns at once
+# when the engine has that tag, so re-runs stay fast. Without an engine, labs fall
+# back to local processes, except in CI (FAULTLINE_REQUIRE_SERVICES=1).
+lab-image: $(RUNTIME_STAMP)
+	@if [ "$${SANDBOX_BACKEND:-auto}" = process ]; then \
+		echo "SANDBOX_BACKEND=process: no lab image needed"; \
+	elif docker info >/dev/null 2>&1; then \
+		$(MANAGE) buildimages --kind cpu; \
+	elif [ "$${FAULTLINE_REQUIRE_SERVICES:-}" = 1 ]; then \
+		echo "no Docker engine answers, and FAULTLINE_REQUIRE_SERVICES=1 needs one for the lab image"; exit 1; \
+	else \
+		echo "no Docker engine answers: lab runs will use the local process backend (not isolated)"; \
+	fi
 
 check-tools:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11 or newer is needed (found " + sys.version.split()[0] + ")")'

@@ -110,8 +110,9 @@ class DatabaseConfig:
             "OPTIONS": dict(self.options or {}),
         }
         if self.engine.endswith("sqlite3"):
-            # A file test database lets a real worker process see committed rows.
-            config["TEST"] = {"NAME": str(Path(self.name).with_suffix(".test.sqlite3"))}
+            # A file test database lets a real worker process see committed rows; the pid keeps
+            # two test sessions on one machine from deleting each other's database.
+            config["TEST"] = {"NAME": str(Path(self.name).with_suffix(f".test-{os.getpid()}.sqlite3"))}
             config["OPTIONS"].setdefault("timeout", 20)
             # WAL lets web requests read while the worker writes run output.
             config["OPTIONS"].setdefault("init_command", "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")

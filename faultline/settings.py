@@ -187,6 +187,8 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_CONNECTION_TIMEOUT = 5
 
 SANDBOX_BACKEND = env_choice("SANDBOX_BACKEND", "auto", ("auto", "docker", "process"))
+# GPUs this worker may hand to lab runs (one run per GPU); 0 = CPU-only worker.
+SANDBOX_GPUS = env_int("SANDBOX_GPUS", 0, minimum=0, maximum=64)
 
 LOGGING = {
     "version": 1,

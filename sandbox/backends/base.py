@@ -1,0 +1,148 @@
+"""What every sandbox backend offers the runner.
+
+A sandbox is a context manager: entering it prepares (container created or
+folders made), ``start`` launches the harness, ``lines`` yields its output
+until it exits, and leaving it always removes everything, whatever happened.
+"""
+
+from __future__ import annotations
+
+import io
+import tarfile
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+HARNESS_EXIT_MARKER = "@@fl-exit "
+
+
+class SandboxError(Exception):
+    """The platform could not run the program (engine down, image missing, ...): never the candidate's fault."""
+
+
+@dataclass(frozen=True)
+class ProgramSpec:
+    files: dict[str, str]
+    entry: str = "main.py"
+    ranks: int = 1
+    env: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ExecutionLimits:
+    timeout_seconds: float = 60
+    memory_bytes: int = 1024 * 1024 * 1024
+    cpus: float = 1.0
+    pids: int = 256
+    work_bytes: int = 512 * 1024 * 1024  # size of the writable /work tmpfs
+    tmp_bytes: int = 64 * 1024 * 1024
+    file_size_bytes: int = 256 * 1024 * 1024
+    open_files: int = 1024
+    artifact_bytes: int = 64 * 1024 * 1024  # all artifacts of a run together
+    artifact_file_bytes: int = 32 * 1024 * 1024
+    gpu: bool = False
+
+
+@dataclass
+class Artifact:
+    name: str
+    content: bytes
+
+
+@dataclass
+class ExecutionResult:
+    exit_code: int | None = None
+    timed_out: bool = False
+    oom_killed: bool = False
+    killed: bool = False  # cancelled or past its deadline
+    duration: float = 0.0
+    artifacts: list[Artifact] = field(default_factory=list)
+    artifacts_skipped: list[str] = field(default_factory=list)
+
+
+class Sandbox(ABC):
+    name = "abstract"
+    isolated = False
+
+    def __init__(self, program: ProgramSpec, limits: ExecutionLimits, labels: dict[str, str]) -> None:
+        self.program = program
+        self.limits = limits
+        self.labels = labels
+        self.result = ExecutionResult()
+
+    def __enter__(self) -> Sandbox:
+        self.prepare()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.cleanup()
+
+    @abstractmethod
+    def prepare(self) -> None: ...
+
+    @abstractmethod
+    def start(self) -> None: ...
+
+    @abstractmethod
+    def lines(self) -> Iterator[str]:
+        """Harness output lines until the program has exited (ends early if killed)."""
+
+    @abstractmethod
+    def finish(self) -> ExecutionResult:
+        """After ``lines`` ends: collect exit status and artifacts, stop the program."""
+
+    @abstractmethod
+    def kill(self) -> None:
+        """Stop everything now (deadline, cancel). Safe to call from another thread."""
+
+    @abstractmethod
+    def diagnose(self, kind: str, timeout: float = 20) -> str:
+        """Run a harness diagnostic (stacks | memory) against the live program."""
+
+    @abstractmethod
+    def cleanup(self) -> None: ...
+
+    def harness_command(self, root: str) -> list[str]:
+        return [
+            "-m", "faultline_harness.launch",
+            "--program-dir", f"{root}/program", "--entry", self.program.entry,
+            "--ranks", str(self.program.ranks), "--output-dir", f"{root}/out",
+            "--work-dir", f"{root}/cwd", "--run-dir", f"{root}/run",
+        ]  # fmt: skip
+
+
+def safe_relative_path(name: str) -> str | None:
+    """A program or artifact path that stays inside its folder, or None."""
+    path = PurePosixPath(name)
+    if path.is_absolute() or not path.parts or any(part in ("..", "") for part in path.parts):
+        return None
+    return str(path)
+
+
+def read_artifacts_from_tar(stream: Iterator[bytes] | bytes, limits: ExecutionLimits, strip: str):
+    """Regular files only, never links or devices; sizes capped. Returns (artifacts, skipped notes)."""
+    data = stream if isinstance(stream, bytes) else b"".join(stream)
+    artifacts, skipped, total = [], [], 0
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as tar:
+        for member in tar.getmembers():
+            name = member.name.split("/", 1)[1] if member.name.startswith(strip + "/") else member.name
+            if name in (".", ""):
+                continue
+            if member.isdir():
+                continue
+            if not member.isfile():
+                skipped.append(f"{name}: not a regular file (links and devices are never copied)")
+                continue
+            relative = safe_relative_path(name)
+            if relative is None:
+                skipped.append(f"{name}: path leaves the output folder")
+            elif member.size > limits.artifact_file_bytes:
+                skipped.append(f"{relative}: {member.size} bytes is over the per-file cap")
+            elif total + member.size > limits.artifact_bytes:
+                skipped.append(f"{relative}: over the run's artifact cap")
+            else:
+                handle = tar.extractfile(member)
+                artifacts.append(Artifact(relative, handle.read() if handle else b""))
+                total += member.size
+    return artifacts, skipped

@@ -1,0 +1,240 @@
+"""Hardened Docker backend.
+
+Every container: no network, read-only root, size-capped tmpfs for /work and
+/tmp, all capabilities dropped, no-new-privileges, non-root user, Docker's
+default seccomp profile, an init process to reap zombies, pids / memory (no
+swap) / CPU limits, file-size and open-file ulimits, capped json-file logs, the
+run's own program folder mounted read-only and nothing else from the host.
+
+The output folder lives on tmpfs, which vanishes when the container stops, so
+the harness runs under a small shell that prints an exit marker and then idles:
+the worker copies /work/out out as a tar stream while the container is still
+alive, then kills it.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tarfile
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from django.conf import settings
+
+from sandbox.backends.base import (
+    HARNESS_EXIT_MARKER,
+    ExecutionResult,
+    Sandbox,
+    SandboxError,
+    read_artifacts_from_tar,
+    safe_relative_path,
+)
+
+WORK = "/work"
+
+
+class OutputTooLarge(Exception):
+    pass
+
+
+PROGRAM = "/lab/program"
+LAB_USER = "10001:10001"
+
+
+class DockerSandbox(Sandbox):
+    name = "docker"
+    isolated = True
+
+    def prepare(self) -> None:
+        import docker
+        from docker.errors import DockerException, ImageNotFound
+
+        from sandbox.images.build import image_tag
+
+        try:
+            self.client = docker.from_env(timeout=30)
+            self.client.ping()
+        except DockerException as exc:
+            raise SandboxError(f"Docker engine not reachable: {exc}") from exc
+        self.image = image_tag("cpu")
+        try:
+            self.client.images.get(self.image)
+        except ImageNotFound:
+            raise SandboxError(
+                f"lab image {self.image} is missing on this worker (run manage.py buildimages)"
+            ) from None
+        base = Path(settings.VAR_DIR) / "sandbox"
+        base.mkdir(parents=True, exist_ok=True)
+        self.host_dir = Path(tempfile.mkdtemp(prefix=f"run-{self.labels.get('faultline.run', 'x')}-", dir=base))
+        program_dir = self.host_dir / "program"
+        program_dir.mkdir()
+        for name, text in self.program.files.items():
+            relative = safe_relative_path(name)
+            if relative is None:
+                raise SandboxError(f"program file name {name!r} leaves the program folder")
+            path = program_dir / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+        program_dir.chmod(0o755)
+        self.container = None
+        self.exit_code: int | None = None
+        self._killed = threading.Event()
+        self._started_at = 0.0
+        self._start_epoch = 0
+
+    def _container_config(self) -> dict:
+        from docker.types import DeviceRequest, LogConfig, Ulimit
+
+        limits = self.limits
+        launch = " ".join(self.harness_command(WORK)).replace(f"{WORK}/program", PROGRAM)
+        script = (
+            f"mkdir -p {WORK}/out {WORK}/cwd {WORK}/run && cd {WORK}/cwd && "
+            f'python3 {launch}; echo "{HARNESS_EXIT_MARKER}$?"; exec sleep 120'
+        )
+        env = {"PYTHONUNBUFFERED": "1", "HOME": WORK}
+        env.update({k: str(v) for k, v in self.program.env.items()})
+        config = {
+            "image": self.image,
+            "command": ["sh", "-c", script],
+            "user": LAB_USER,
+            "working_dir": WORK,
+            "environment": env,
+            "labels": self.labels,
+            "network_mode": "none",
+            "read_only": True,
+            "tmpfs": {
+                # Owned by the lab user: Docker keeps the image's root-owned mode for the workdir.
+                WORK: f"rw,nosuid,nodev,size={limits.work_bytes},uid=10001,gid=10001,mode=0700",
+                "/tmp": f"rw,nosuid,nodev,size={limits.tmp_bytes},mode=1777",
+            },
+            "volumes": {str(self.host_dir / "program"): {"bind": PROGRAM, "mode": "ro"}},
+            "cap_drop": ["ALL"],
+            "security_opt": ["no-new-privileges"],
+            "init": True,
+            "pids_limit": limits.pids,
+            "mem_limit": limits.memory_bytes,
+            "memswap_limit": limits.memory_bytes,  # equal to the memory limit: no swap
+            "nano_cpus": int(limits.cpus * 1e9),
+            "shm_size": 256 * 1024 * 1024,  # DataLoader workers pass batches through /dev/shm
+            "ulimits": [
+                Ulimit(name="fsize", soft=limits.file_size_bytes, hard=limits.file_size_bytes),
+                Ulimit(name="nofile", soft=limits.open_files, hard=limits.open_files),
+                Ulimit(name="core", soft=0, hard=0),
+            ],
+            "log_config": LogConfig(type="json-file", config={"max-size": "16m", "max-file": "1"}),
+            "detach": True,
+        }
+        if limits.gpu:
+            config["device_requests"] = [DeviceRequest(count=1, capabilities=[["gpu"]])]
+        return config
+
+    def start(self) -> None:
+        from docker.errors import DockerException
+
+        try:
+            self.container = self.client.containers.create(**self._container_config())
+            self._start_epoch = int(time.time()) - 1
+            self._started_at = time.monotonic()
+            self.container.start()
+        except DockerException as exc:
+            raise SandboxError(f"could not start the lab container: {exc}") from exc
+
+    @property
+    def container_id(self) -> str:
+        return self.container.id if self.container is not None else ""
+
+    def lines(self) -> Iterator[str]:
+        buffer = b""
+        for chunk in self.container.logs(stream=True, follow=True):
+            buffer += chunk
+            while b"\n" in buffer:
+                raw, buffer = buffer.split(b"\n", 1)
+                line = raw.decode("utf-8", errors="replace")
+                if line.startswith(HARNESS_EXIT_MARKER):
+                    self.exit_code = int(line[len(HARNESS_EXIT_MARKER) :].strip() or 1)
+                    return
+                yield line
+            if self._killed.is_set():
+                return
+        if buffer:
+            yield buffer.decode("utf-8", errors="replace")
+
+    def finish(self) -> ExecutionResult:
+        from docker.errors import DockerException
+
+        self.result.duration = time.monotonic() - self._started_at
+        self.result.killed = self._killed.is_set()
+        if self.exit_code is not None:
+            try:
+                self.result.artifacts, self.result.artifacts_skipped = read_artifacts_from_tar(
+                    self._output_tar(), self.limits, strip="."
+                )
+            except (DockerException, OutputTooLarge, tarfile.TarError) as exc:
+                self.result.artifacts_skipped.append(f"output folder could not be copied: {exc}")
+        self.result.exit_code = self.exit_code if self.exit_code is not None else 137
+        self.result.oom_killed = self._oom_happened()
+        self.kill()
+        return self.result
+
+    def _output_tar(self) -> bytes:
+        """/work/out as a tar stream made inside the container. Docker's archive API cannot read
+        tmpfs mounts; tar stores links as links, and the worker's reader refuses them anyway."""
+        cap = self.limits.artifact_bytes * 2 + 1024 * 1024  # room for tar headers and padding
+        _exit, chunks = self.container.exec_run(
+            ["/bin/tar", "-C", f"{WORK}/out", "-cf", "-", "."], user=LAB_USER, stream=True, demux=True
+        )
+        data = bytearray()
+        for stdout, _stderr in chunks:
+            if stdout:
+                data.extend(stdout)
+                if len(data) > cap:
+                    raise OutputTooLarge(f"the output folder is larger than {cap} bytes")
+        return bytes(data)
+
+    def _oom_happened(self) -> bool:
+        """Docker reports an 'oom' event whenever the kernel OOM-killed any process in the container."""
+        try:
+            self.container.reload()
+            if self.container.attrs["State"].get("OOMKilled"):
+                return True
+            events = self.client.events(
+                since=self._start_epoch, until=int(time.time()) + 1, decode=True,
+                filters={"container": self.container.id, "event": "oom"},
+            )  # fmt: skip
+            return any(True for _ in events)
+        except Exception:  # noqa: BLE001 - a lost event stream must not fail the run
+            return False
+
+    def kill(self) -> None:
+        self._killed.set()
+        if self.container is not None:
+            try:
+                self.container.kill()
+            except Exception:  # noqa: BLE001 - already stopped or gone
+                pass
+
+    def diagnose(self, kind: str, timeout: float = 20) -> str:
+        from docker.errors import DockerException
+
+        try:
+            command = ["timeout", str(int(timeout)), "python3", "-m", "faultline_harness.diag", kind]
+            result = self.container.exec_run(
+                [*command, "--run-dir", f"{WORK}/run"],
+                user=LAB_USER,
+                environment={"PYTHONPATH": "/opt/faultline/harness"},
+            )
+        except DockerException as exc:
+            return f"diagnostic could not run: {exc}"
+        return result.output.decode("utf-8", errors="replace").strip()
+
+    def cleanup(self) -> None:
+        if getattr(self, "container", None) is not None:
+            try:
+                self.container.remove(force=True)
+            except Exception:  # noqa: BLE001 - the reaper removes anything left behind
+                pass
+        if getattr(self, "host_dir", None) is not None:
+            shutil.rmtree(self.host_dir, ignore_errors=True)

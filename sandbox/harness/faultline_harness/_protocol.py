@@ -1,0 +1,99 @@
+"""Pieces of the ``@@fl`` line protocol shared by the launcher, the report API and the rank runtime."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+PREFIX = "@@fl "
+PREFIX_BYTES = PREFIX.encode("ascii")
+
+# Kinds only the launcher may produce. A rank printing one of these is treated as plain output so a
+# program cannot fake the end of a run or another rank's memory numbers.
+LAUNCHER_KINDS = frozenset({"start", "memory", "heartbeat", "rank_exit", "end"})
+
+# Kinds that show a rank is making forward progress (used for heartbeat "since_progress").
+PROGRESS_KINDS = frozenset({"metric", "counter"})
+
+# Environment variables the launcher hands to every rank.
+ENV_RANK = "FAULTLINE_RANK"
+ENV_WORLD_SIZE = "FAULTLINE_WORLD_SIZE"
+ENV_OUTPUT_DIR = "FAULTLINE_OUTPUT_DIR"
+ENV_RUN_DIR = "FAULTLINE_RUN_DIR"
+ENV_DIST_BACKEND = "FAULTLINE_DIST_BACKEND"
+# Set by the rank runtime in its own process; a descendant that inherits a different pid knows it is
+# not the rank itself and must not grab the rank's signals or diag files.
+ENV_OWNER_PID = "FAULTLINE_HARNESS_OWNER_PID"
+
+# Candidate toggles, read by the rank runtime.
+ENV_DETECT_ANOMALY = "FAULTLINE_DETECT_ANOMALY"
+ENV_TRACEMALLOC = "FAULTLINE_TRACEMALLOC"
+ENV_FAULTHANDLER_TIMEOUT = "FAULTLINE_FAULTHANDLER_TIMEOUT"
+
+
+def stacks_file_name(rank: int | str) -> str:
+    return f"stacks-rank{rank}.txt"
+
+
+def memory_file_name(rank: int | str) -> str:
+    return f"memory-rank{rank}.txt"
+
+
+def jsonable(value: Any) -> Any:
+    """Turn a metric value into something ``json.dumps(allow_nan=False)`` accepts.
+
+    Non-finite floats become the strings "nan", "inf" and "-inf" because JSON has no literal for
+    them and a diverging loss is exactly what a lab wants to show. Tensors and numpy scalars are
+    unwrapped with ``.item()`` so this module never needs to import either library.
+    """
+    if value is None or isinstance(value, bool | str):
+        return value
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return _float(value)
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [jsonable(v) for v in value]
+    item = getattr(value, "item", None)
+    if callable(item):
+        try:
+            unwrapped = item()
+        except (TypeError, ValueError, RuntimeError):
+            unwrapped = None  # e.g. a multi-element tensor; fall through to float()/str()
+        else:
+            if isinstance(unwrapped, bool | int | float):
+                return jsonable(unwrapped)
+    try:
+        return _float(float(value))
+    except (TypeError, ValueError, RuntimeError):
+        text = str(value)
+        return text if len(text) <= 200 else text[:200] + "…"
+
+
+def _float(value: float) -> float | str:
+    if math.isfinite(value):
+        return value
+    if math.isnan(value):
+        return "nan"
+    return "inf" if value > 0 else "-inf"
+
+
+def encode(event: dict[str, Any]) -> str:
+    """One telemetry line, without the trailing newline."""
+    return PREFIX + json.dumps(jsonable(event), separators=(",", ":"), allow_nan=False)
+
+
+def decode(line: str) -> dict[str, Any] | None:
+    """Parse a telemetry line; None when it is not one (platform-side helper, also used in tests)."""
+    if not line.startswith(PREFIX):
+        return None
+    try:
+        event = json.loads(line[len(PREFIX) :])
+    except ValueError:
+        return None
+    if not isinstance(event, dict) or not isinstance(event.get("kind"), str):
+        return None
+    return event

@@ -1,0 +1,646 @@
+"""Start a lab program's ranks and turn everything they do into one line-oriented stdout stream.
+
+    python3 -m faultline_harness.launch --program-dir DIR --entry main.py --ranks N --output-dir OUT
+
+Program output comes out as ``[r{rank}] line``; telemetry as ``@@fl {json}`` (see README.md next to
+this package). The launcher deliberately imports nothing heavier than the standard library so it is
+up within milliseconds; torch is only ever imported by the ranks themselves.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from . import _proc
+from ._protocol import (
+    ENV_DIST_BACKEND,
+    ENV_OUTPUT_DIR,
+    ENV_OWNER_PID,
+    ENV_RANK,
+    ENV_RUN_DIR,
+    ENV_WORLD_SIZE,
+    LAUNCHER_KINDS,
+    PREFIX_BYTES,
+    PROGRESS_KINDS,
+    encode,
+)
+
+LINE_CAP = 8 * 1024
+# Telemetry lines may be longer than program lines (a step with many metrics) but are still bounded so
+# a program that prints "@@fl " followed by an endless stream cannot make the launcher buffer it all.
+TELEMETRY_CAP = 64 * 1024
+TRUNCATED_SUFFIX = "…[line truncated]"
+FAILURE_GRACE_S = 5.0
+KILL_GRACE_S = 2.0
+POLL_S = 0.05
+READ_CHUNK = 64 * 1024
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+HARNESS_DIR = PACKAGE_DIR.parent
+SITE_DIR = PACKAGE_DIR / "_site"
+
+PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def exit_code_of(returncode: int) -> int:
+    """Shell convention: a death by signal N is reported as 128 + N."""
+    return returncode if returncode >= 0 else 128 - returncode
+
+
+class Emitter:
+    """The launcher's only writer to stdout; one lock keeps every line whole."""
+
+    def __init__(self, stream: BinaryIO) -> None:
+        self._stream = stream
+        self._lock = threading.Lock()
+        self._broken = False
+        self._closed = False
+        self.t0 = time.monotonic()
+
+    def now(self) -> float:
+        return round(time.monotonic() - self.t0, 3)
+
+    def write_line(self, text: str) -> None:
+        data = (text + "\n").encode("utf-8", errors="replace")
+        with self._lock:
+            if self._broken or self._closed:
+                return
+            try:
+                self._stream.write(data)
+                self._stream.flush()
+            except (OSError, ValueError):
+                # Nobody is listening any more; keep supervising the ranks so they still get cleaned up.
+                self._broken = True
+
+    def event(self, kind: str, **fields: Any) -> dict[str, Any]:
+        payload: dict[str, Any] = {"kind": kind, "t": self.now()}
+        payload.update(fields)
+        self.write_line(encode(payload))
+        return payload
+
+    def close(self) -> None:
+        # After "end" nothing else may appear: consumers treat it as the last line of a run.
+        with self._lock:
+            self._closed = True
+
+
+@dataclass
+class Rank:
+    index: int
+    proc: subprocess.Popen[bytes]
+    started: float
+    start_ticks: int | None
+    last_progress: float
+    readers: list[threading.Thread] = field(default_factory=list)
+    exit_code: int | None = None
+    duration: float | None = None
+    peak_rss: int = 0
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    @property
+    def running(self) -> bool:
+        return self.exit_code is None
+
+
+def split_utf8(data: bytes, limit: int) -> bytes:
+    """At most ``limit`` bytes of ``data`` without cutting a UTF-8 sequence in half."""
+    if len(data) <= limit:
+        return data
+    cut = limit
+    # Step back over continuation bytes (10xxxxxx) so the kept prefix ends on a character boundary.
+    while cut > limit - 4 and cut > 0 and (data[cut] & 0xC0) == 0x80:
+        cut -= 1
+    return data[:cut]
+
+
+class LineSplitter:
+    """Turns a byte stream into bounded lines. A line longer than its cap is emitted once, cut, with a
+    marker, and the rest of it is dropped up to the next newline."""
+
+    def __init__(self, on_line: Callable[[bytes, bool], None], allow_telemetry: bool) -> None:
+        self._on_line = on_line
+        self._allow_telemetry = allow_telemetry
+        self._buf = bytearray()
+        self._discarding = False
+
+    def _cap_for(self, head: bytes) -> int:
+        if self._allow_telemetry and PREFIX_BYTES.startswith(head[: len(PREFIX_BYTES)]):
+            return TELEMETRY_CAP
+        return LINE_CAP
+
+    def feed(self, chunk: bytes) -> None:
+        buf = self._buf
+        buf += chunk
+        start = 0
+        while True:
+            newline = buf.find(b"\n", start)
+            if newline < 0:
+                break
+            if self._discarding:
+                self._discarding = False
+            else:
+                self._on_line(bytes(buf[start:newline]), False)
+            start = newline + 1
+        del buf[:start]
+        if self._discarding:
+            buf.clear()
+        elif len(buf) > self._cap_for(bytes(buf[: len(PREFIX_BYTES)])):
+            self._on_line(bytes(buf), True)
+            buf.clear()
+            self._discarding = True
+
+    def close(self) -> None:
+        if self._buf and not self._discarding:
+            self._on_line(bytes(self._buf), False)
+        self._buf.clear()
+
+
+class Launcher:
+    def __init__(self, args: argparse.Namespace, emitter: Emitter) -> None:
+        self.args = args
+        self.emitter = emitter
+        self.ranks: list[Rank] = []
+        self.stop_signal: int | None = None
+        self._wake = threading.Event()
+        self._monitors_stop = threading.Event()
+        self._monitors: list[threading.Thread] = []
+        self._reaping = False
+        self.master_port = 0
+        self.output_dir = Path(args.output_dir).resolve()
+        self.work_dir = Path()
+        self.run_dir = Path()
+
+    # ---- setup -------------------------------------------------------------------------------------
+
+    def prepare(self) -> Path:
+        self.output_dir.mkdir(parents=True, exist_ok=True)
+        (self.output_dir / "harness").mkdir(exist_ok=True)
+        self.work_dir = _writable_dir(self.args.work_dir, self.output_dir.parent / "work", "faultline-work-")
+        self.run_dir = _writable_dir(self.args.run_dir, self.output_dir.parent / "run", "faultline-run-")
+        (self.run_dir / "diag").mkdir(exist_ok=True)
+        # A missing entry point is not checked here on purpose: the rank's own "can't open file" error
+        # then arrives like any other failure, with start/rank_exit/end events the platform already handles.
+        return Path(self.args.program_dir).resolve() / self.args.entry
+
+    def install_signal_handlers(self) -> None:
+        for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(signum, self._on_signal)
+
+    def _on_signal(self, signum: int, _frame: object) -> None:
+        if self.stop_signal is None:
+            self.stop_signal = signum
+        self._wake.set()
+
+    def rank_env(self, rank: int, port: int) -> dict[str, str]:
+        env = dict(os.environ)
+        env.pop(ENV_OWNER_PID, None)
+        world = str(self.args.ranks)
+        path_parts = [str(SITE_DIR), str(HARNESS_DIR), str(Path(self.args.program_dir).resolve())]
+        if env.get("PYTHONPATH"):
+            path_parts.append(env["PYTHONPATH"])
+        env.update(
+            {
+                "RANK": str(rank),
+                "WORLD_SIZE": world,
+                "LOCAL_RANK": str(rank),
+                "LOCAL_WORLD_SIZE": world,
+                "MASTER_ADDR": "127.0.0.1",
+                "MASTER_PORT": str(port),
+                ENV_RANK: str(rank),
+                ENV_WORLD_SIZE: world,
+                ENV_OUTPUT_DIR: str(self.output_dir),
+                ENV_RUN_DIR: str(self.run_dir),
+                ENV_DIST_BACKEND: self.args.dist_backend,
+                "PYTHONUNBUFFERED": "1",
+                "PYTHONFAULTHANDLER": "1",
+                "PYTHONPATH": os.pathsep.join(path_parts),
+            }
+        )
+        if "OMP_NUM_THREADS" not in env and self.args.ranks > 1:
+            # Like torchrun: N ranks each spinning up one OpenMP thread per core would thrash the CPU.
+            env["OMP_NUM_THREADS"] = str(max(1, _cpu_count() // self.args.ranks))
+        return env
+
+    def spawn(self, program: Path) -> None:
+        port = _free_port()
+        preexec = _parent_death_hook()
+        for index in range(self.args.ranks):
+            proc = subprocess.Popen(
+                [sys.executable, str(program)],
+                cwd=self.work_dir,
+                env=self.rank_env(index, port),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+                # preexec_fn is only safe without threads: ranks are spawned before any launcher thread.
+                preexec_fn=preexec,
+            )
+            stat = _proc.read_stat(proc.pid)
+            now = time.monotonic()
+            self.ranks.append(
+                Rank(
+                    index=index,
+                    proc=proc,
+                    started=now,
+                    start_ticks=stat.start_ticks if stat else None,
+                    last_progress=now,
+                )
+            )
+        self.master_port = port
+
+    def write_pids(self, ended: bool = False) -> None:
+        payload = {
+            "launcher": os.getpid(),
+            "ranks": {str(r.index): r.pid for r in self.ranks},
+            # Lets diag tell a live rank from an unrelated process that later reused the pid.
+            "start_ticks": {str(r.index): r.start_ticks for r in self.ranks},
+            "ended": ended,
+        }
+        _write_json(self.run_dir / "pids.json", payload)
+
+    # ---- output ------------------------------------------------------------------------------------
+
+    def start_readers(self) -> None:
+        for rank in self.ranks:
+            for stream, is_stdout in ((rank.proc.stdout, True), (rank.proc.stderr, False)):
+                assert stream is not None
+                thread = threading.Thread(
+                    target=self._pump,
+                    args=(rank, stream, is_stdout),
+                    name=f"fl-r{rank.index}-{'out' if is_stdout else 'err'}",
+                    daemon=True,
+                )
+                thread.start()
+                rank.readers.append(thread)
+
+    def _pump(self, rank: Rank, stream: BinaryIO, is_stdout: bool) -> None:
+        splitter = LineSplitter(lambda raw, cut: self._handle_line(rank, raw, cut, is_stdout), is_stdout)
+        fd = stream.fileno()
+        try:
+            while True:
+                try:
+                    chunk = os.read(fd, READ_CHUNK)
+                except InterruptedError:
+                    continue
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                splitter.feed(chunk)
+            splitter.close()
+        finally:
+            stream.close()
+
+    def _handle_line(self, rank: Rank, raw: bytes, cut: bool, is_stdout: bool) -> None:
+        if raw.endswith(b"\r"):
+            raw = raw[:-1]
+        if is_stdout and not cut and raw.startswith(PREFIX_BYTES) and self._forward_telemetry(rank, raw):
+            return
+        if cut or len(raw) > LINE_CAP:
+            text = split_utf8(raw, LINE_CAP).decode("utf-8", errors="replace") + TRUNCATED_SUFFIX
+        else:
+            text = raw.decode("utf-8", errors="replace")
+        self.emitter.write_line(f"[r{rank.index}] {text}")
+
+    def _forward_telemetry(self, rank: Rank, raw: bytes) -> bool:
+        try:
+            event = json.loads(raw[len(PREFIX_BYTES) :].decode("utf-8", errors="replace"))
+        except ValueError:
+            return False
+        if not isinstance(event, dict):
+            return False
+        kind = event.get("kind")
+        if not isinstance(kind, str) or not kind or kind in LAUNCHER_KINDS:
+            return False
+        if kind in PROGRESS_KINDS:
+            rank.last_progress = time.monotonic()
+        fields = {k: v for k, v in event.items() if k not in ("kind", "t", "rank")}
+        self.emitter.event(kind, rank=rank.index, **fields)
+        return True
+
+    # ---- monitors ----------------------------------------------------------------------------------
+
+    def start_monitors(self) -> None:
+        for target, name in ((self._memory_loop, "fl-memory"), (self._heartbeat_loop, "fl-heartbeat")):
+            thread = threading.Thread(target=target, name=name, daemon=True)
+            thread.start()
+            self._monitors.append(thread)
+
+    def _memory_loop(self) -> None:
+        while True:
+            try:
+                self.sample_memory()
+            except Exception as exc:  # noqa: BLE001 - telemetry must not stop supervision
+                self.emitter.write_line(f"[harness] memory sampling failed: {exc!r}")
+            if self._monitors_stop.wait(self.args.sample_interval):
+                return
+
+    def sample_memory(self) -> None:
+        stats = _proc.all_stats()
+        for rank in list(self.ranks):
+            if not rank.running:
+                continue
+            rss_total = pss_total = count = 0
+            pss_known = True
+            for pid in _proc.process_tree(rank.pid, stats):
+                usage = _proc.memory_of(pid)
+                if usage is None:
+                    continue  # exited between the scan and the read
+                rss, pss = usage
+                count += 1
+                rss_total += rss
+                if pss is None:
+                    pss_known = False
+                else:
+                    pss_total += pss
+            if count == 0 or not rank.running:
+                continue
+            rank.peak_rss = max(rank.peak_rss, rss_total)
+            self.emitter.event(
+                "memory",
+                rank=rank.index,
+                rss_bytes=rss_total,
+                pss_bytes=pss_total if pss_known else None,
+                processes=count,
+            )
+
+    def _heartbeat_loop(self) -> None:
+        while not self._monitors_stop.wait(self.args.heartbeat_interval):
+            now = time.monotonic()
+            alive = [r for r in self.ranks if r.running]
+            self.emitter.event(
+                "heartbeat",
+                alive=[r.index for r in alive],
+                since_progress={str(r.index): round(now - r.last_progress, 3) for r in alive},
+            )
+
+    # ---- supervision -------------------------------------------------------------------------------
+
+    def supervise(self) -> int:
+        first_failure: int | None = None
+        failed_at: float | None = None
+        term_sent_at: float | None = None
+        kill_sent = False
+        while True:
+            for rank in self.ranks:
+                if rank.running:
+                    returncode = rank.proc.poll()
+                    if returncode is not None:
+                        code = self._on_rank_exit(rank, returncode)
+                        if code != 0 and first_failure is None and self.stop_signal is None:
+                            first_failure, failed_at = code, time.monotonic()
+            self._reap_orphans()
+            live = [r for r in self.ranks if r.running]
+            if not live:
+                break
+            now = time.monotonic()
+            if term_sent_at is None:
+                grace_over = failed_at is not None and now - failed_at >= FAILURE_GRACE_S
+                if self.stop_signal is not None or grace_over:
+                    self._signal_groups(live, signal.SIGTERM)
+                    term_sent_at = now
+            elif not kill_sent and now - term_sent_at >= KILL_GRACE_S:
+                self._signal_groups(live, signal.SIGKILL)
+                kill_sent = True
+            self._wake.wait(POLL_S)
+            self._wake.clear()
+        if self.stop_signal is not None:
+            return 143
+        return first_failure or 0
+
+    def _on_rank_exit(self, rank: Rank, returncode: int) -> int:
+        code = exit_code_of(returncode)
+        rank.duration = round(time.monotonic() - rank.started, 3)
+        rank.exit_code = code
+        # Give the readers a moment to drain so the rank's last words come before its rank_exit line.
+        deadline = time.monotonic() + 0.5
+        for reader in rank.readers:
+            reader.join(max(0.0, deadline - time.monotonic()))
+        self.emitter.event("rank_exit", rank=rank.index, exit_code=code, duration=rank.duration)
+        return code
+
+    def _signal_groups(self, ranks: list[Rank], signum: int) -> None:
+        for rank in ranks:
+            try:
+                os.killpg(rank.pid, signum)
+            except ProcessLookupError:
+                # The group is empty; the rank itself may still be a zombie waiting to be polled.
+                try:
+                    os.kill(rank.pid, signum)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            except PermissionError:
+                pass
+
+    def enable_reaping(self) -> None:
+        # As a child subreaper, orphaned grandchildren land on the launcher instead of init, so the
+        # final sweep can still find and kill them; inside a container the launcher may be PID 1 anyway.
+        self._reaping = os.getpid() == 1 or _prctl(PR_SET_CHILD_SUBREAPER, 1)
+
+    def _reap_orphans(self) -> None:
+        if not self._reaping:
+            return
+        rank_pids = {r.pid for r in self.ranks if r.proc.returncode is None}
+        while True:
+            try:
+                info = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+            except ChildProcessError:
+                return
+            if info is None or info.si_pid in rank_pids:
+                return  # a rank's status belongs to its Popen object; poll() collects it next pass
+            try:
+                os.waitpid(info.si_pid, os.WNOHANG)
+            except ChildProcessError:
+                pass
+
+    def leftovers(self) -> list[int]:
+        stats = _proc.all_stats()
+        me = os.getpid()
+        found: set[int] = set()
+        for rank in self.ranks:
+            found.update(
+                s.pid for s in stats.values() if (s.session == rank.pid or s.pgrp == rank.pid) and _proc.is_alive(s)
+            )
+        if self._reaping:
+            found.update(_proc.process_tree(me, stats))
+        found.discard(me)
+        return sorted(found)
+
+    def sweep(self) -> None:
+        """Kill whatever the ranks left behind (background children, daemonised helpers)."""
+        pids = self.leftovers()
+        if not pids:
+            return
+        _kill_all(pids, signal.SIGTERM)
+        deadline = time.monotonic() + KILL_GRACE_S
+        while pids and time.monotonic() < deadline:
+            time.sleep(POLL_S)
+            self._reap_orphans()
+            pids = self.leftovers()
+        if pids:
+            _kill_all(pids, signal.SIGKILL)
+            time.sleep(POLL_S)
+            self._reap_orphans()
+
+    def finish(self, exit_code: int) -> None:
+        self.sweep()
+        self._monitors_stop.set()
+        for thread in self._monitors:
+            thread.join(2.0)
+        deadline = time.monotonic() + 2.0
+        for rank in self.ranks:
+            for reader in rank.readers:
+                reader.join(max(0.0, deadline - time.monotonic()))
+        duration = round(time.monotonic() - self.emitter.t0, 3)
+        end = self.emitter.event(
+            "end",
+            exit_codes={str(r.index): r.exit_code for r in self.ranks},
+            duration=duration,
+            peak_rss_bytes={str(r.index): r.peak_rss for r in self.ranks},
+            exit_code=exit_code,
+        )
+        self.emitter.close()
+        summary = dict(end)
+        summary["durations"] = {str(r.index): r.duration for r in self.ranks}
+        if self.stop_signal is not None:
+            summary["stopped_by_signal"] = self.stop_signal
+        _write_json(self.output_dir / "harness" / "summary.json", summary)
+        self.write_pids(ended=True)
+
+
+# ---- helpers ---------------------------------------------------------------------------------------
+
+
+def _writable_dir(explicit: str | None, default: Path, prefix: str) -> Path:
+    if explicit:
+        path = Path(explicit).resolve()
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+    try:
+        default.mkdir(parents=True, exist_ok=True)
+        if os.access(default, os.W_OK | os.X_OK):
+            return default.resolve()
+    except OSError:
+        pass  # e.g. OUT's parent is read-only inside the container; a temp dir will do
+    return Path(tempfile.mkdtemp(prefix=prefix))
+
+
+def _write_json(path: Path, payload: dict[str, Any]) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _cpu_count() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _kill_all(pids: list[int], signum: int) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, signum)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def _libc_prctl() -> Callable[..., int] | None:
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (ImportError, OSError, AttributeError):
+        return None
+
+
+def _prctl(option: int, value: int) -> bool:
+    prctl = _libc_prctl()
+    if prctl is None:
+        return False
+    return prctl(option, value, 0, 0, 0) == 0
+
+
+def _parent_death_hook() -> Callable[[], None] | None:
+    """A preexec_fn that makes a rank die with the launcher, even if the launcher is SIGKILLed."""
+    prctl = _libc_prctl()
+    if prctl is None:
+        return None
+    parent = os.getpid()
+
+    def hook() -> None:
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:  # the launcher died before the request took effect
+            os._exit(137)
+
+    return hook
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python3 -m faultline_harness.launch", description=__doc__)
+    parser.add_argument("--program-dir", required=True)
+    parser.add_argument("--entry", required=True)
+    parser.add_argument("--ranks", type=int, required=True)
+    parser.add_argument("--output-dir", required=True)
+    parser.add_argument("--work-dir")
+    parser.add_argument("--run-dir")
+    parser.add_argument("--dist-backend", choices=("gloo", "nccl"), default="gloo")
+    parser.add_argument("--sample-interval", type=float, default=0.5)
+    parser.add_argument("--heartbeat-interval", type=float, default=1.0)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if not 1 <= args.ranks <= 256:
+        raise SystemExit("faultline launch: --ranks must be between 1 and 256")
+    if args.sample_interval <= 0 or args.heartbeat_interval <= 0:
+        raise SystemExit("faultline launch: intervals must be positive")
+    emitter = Emitter(sys.stdout.buffer)
+    launcher = Launcher(args, emitter)
+    program = launcher.prepare()
+    launcher.install_signal_handlers()
+    launcher.enable_reaping()
+    launcher.spawn(program)
+    launcher.write_pids()
+    emitter.event(
+        "start",
+        ranks=args.ranks,
+        dist_backend=args.dist_backend,
+        master_port=launcher.master_port,
+        pids={str(r.index): r.pid for r in launcher.ranks},
+    )
+    launcher.start_readers()
+    launcher.start_monitors()
+    exit_code = launcher.supervise()
+    launcher.finish(exit_code)
+    return exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

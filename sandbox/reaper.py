@@ -1,0 +1,86 @@
+"""Clean up after dead workers: kill containers past their deadline, end lost runs as ``error``.
+
+Runs when a worker starts and then periodically inside it. Lost runs are the
+platform's fault and are never counted against a candidate.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import timedelta
+
+from django.db import close_old_connections
+from django.utils import timezone
+
+from sandbox.models import Run
+
+log = logging.getLogger(__name__)
+GRACE = timedelta(seconds=60)
+LOST_MESSAGE = "the worker running this stopped before it finished (platform fault; run it again)"
+
+
+@dataclass
+class ReapReport:
+    containers_removed: list[str] = field(default_factory=list)
+    runs_failed: list[int] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def reap(now=None, docker_client=None) -> ReapReport:
+    now = now or timezone.now()
+    report = ReapReport()
+    _reap_containers(now, report, docker_client)
+    stale = Run.objects.filter(status__in=[Run.Status.STARTING, Run.Status.RUNNING, Run.Status.GRADING])
+    for run in stale:
+        started = run.started_at or run.status_changed_at
+        limit = started + timedelta(seconds=run.timeout_seconds) + GRACE
+        if now > limit and Run.transition(run.pk, [run.status], Run.Status.ERROR, error_message=LOST_MESSAGE):
+            report.runs_failed.append(run.pk)
+    return report
+
+
+def _reap_containers(now, report: ReapReport, client) -> None:
+    try:
+        import docker
+
+        client = client or docker.from_env(timeout=10)
+        containers = client.containers.list(all=True, filters={"label": "faultline.run"})
+    except Exception:  # noqa: BLE001 - no engine on this worker: nothing to reap
+        return
+    active = set(Run.objects.filter(status__in=list(Run.ACTIVE)).values_list("pk", flat=True))
+    for container in containers:
+        labels = container.labels
+        deadline = int(labels.get("faultline.deadline", "0") or 0)
+        run_id = int(labels.get("faultline.run", "0") or 0)
+        overdue = now.timestamp() > deadline + GRACE.total_seconds()
+        if overdue or run_id not in active:
+            try:
+                container.remove(force=True)
+                report.containers_removed.append(container.short_id)
+            except Exception:  # noqa: BLE001
+                log.warning("could not remove container %s", container.short_id)
+            if run_id in active and Run.transition(run_id, Run.ACTIVE, Run.Status.ERROR, error_message=LOST_MESSAGE):
+                report.runs_failed.append(run_id)
+
+
+def start_periodic(interval: float = 60.0) -> threading.Thread:
+    def loop() -> None:
+        while True:
+            try:
+                result = reap()
+                if result.containers_removed or result.runs_failed:
+                    log.warning("reaper: %s", result.as_dict())
+            except Exception:
+                log.exception("reaper failed")
+            finally:
+                close_old_connections()
+            time.sleep(interval)
+
+    thread = threading.Thread(target=loop, name="sandbox-reaper", daemon=True)
+    thread.start()
+    return thread

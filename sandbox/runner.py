@@ -1,0 +1,272 @@
+"""Execute one run: the plain function behind the ``sandbox.execute_run`` task.
+
+The worker owns the deadline (it kills the container itself; Celery's limits sit
+above as a backstop), streams log text and telemetry to the database in small
+increments with hard caps, answers diagnostic requests and cancels while the
+program runs, and always ends the run in a terminal state. A failure of the
+platform ends it as ``error``, which is never counted against a candidate.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import close_old_connections
+from django.utils import timezone
+
+from sandbox.backends import ExecutionLimits, ProgramSpec, SandboxError, open_sandbox
+from sandbox.models import Run, RunArtifact, RunDiagnostic, RunEvent, RunLogChunk
+from sandbox.selection import choose_backend
+
+log = logging.getLogger(__name__)
+
+LOG_CAP_BYTES = 2 * 1024 * 1024
+EVENT_CAP = 20_000
+FLUSH_SECONDS = 0.5
+FLUSH_BYTES = 64 * 1024
+MAX_DELIVERIES = 3
+TRUNCATION_MARKER = "\n[output truncated: the log of a run is capped at 2 MB]\n"
+TELEMETRY_PREFIX = "@@fl "
+
+
+@dataclass
+class StreamState:
+    """Output of a run on its way to the database: bounded, whatever the program prints."""
+
+    run_id: int
+    log_seq: int = 0
+    event_seq: int = 0
+    log_bytes: int = 0
+    log_truncated: bool = False
+    events_truncated: bool = False
+    pending_text: list[str] = field(default_factory=list)
+    pending_bytes: int = 0
+    pending_events: list[RunEvent] = field(default_factory=list)
+    peak_rss: int = 0
+
+    def add_line(self, line: str) -> None:
+        if line.startswith(TELEMETRY_PREFIX):
+            self._add_event(line[len(TELEMETRY_PREFIX) :])
+            return
+        size = len(line.encode("utf-8", errors="replace")) + 1
+        self.log_bytes += size
+        if self.log_truncated:
+            return
+        if self.log_bytes > LOG_CAP_BYTES:
+            self.log_truncated = True
+            self.pending_text.append(TRUNCATION_MARKER)
+            return
+        self.pending_text.append(line + "\n")
+        self.pending_bytes += size
+
+    def _add_event(self, payload: str) -> None:
+        try:
+            data = json.loads(payload)
+        except ValueError:
+            return
+        if not isinstance(data, dict):
+            return
+        if data.get("kind") == "memory":
+            self.peak_rss = max(self.peak_rss, _int(data.get("rss_bytes")))
+        if self.event_seq >= EVENT_CAP:
+            self.events_truncated = True
+            return
+        self.event_seq += 1
+        rank = data.get("rank")
+        self.pending_events.append(
+            RunEvent(
+                run_id=self.run_id,
+                seq=self.event_seq,
+                kind=str(data.get("kind", "?"))[:20],
+                rank=rank if isinstance(rank, int) else None,
+                t=float(data.get("t") or 0.0),
+                data=data,
+            )
+        )
+
+    def due(self, last_flush: float) -> bool:
+        return bool(self.pending_text or self.pending_events) and (
+            self.pending_bytes >= FLUSH_BYTES or time.monotonic() - last_flush >= FLUSH_SECONDS
+        )
+
+    def flush(self) -> None:
+        if self.pending_text:
+            self.log_seq += 1
+            RunLogChunk.objects.create(run_id=self.run_id, seq=self.log_seq, text="".join(self.pending_text))
+            self.pending_text, self.pending_bytes = [], 0
+        if self.pending_events:
+            RunEvent.objects.bulk_create(self.pending_events)
+            self.pending_events = []
+        Run.objects.filter(pk=self.run_id).update(
+            log_bytes=self.log_bytes, log_truncated=self.log_truncated, events_truncated=self.events_truncated
+        )
+
+
+def _int(value) -> int:
+    return value if isinstance(value, int) else 0
+
+
+def limits_for(run: Run) -> ExecutionLimits:
+    return ExecutionLimits(
+        timeout_seconds=run.timeout_seconds,
+        memory_bytes=run.memory_mb * 1024 * 1024,
+        cpus=run.cpus,
+        gpu=run.gpu != Run.Gpu.NONE,
+    )
+
+
+def execute_run(run_id: int) -> str:
+    """Run it once; returns the final status (or 'skipped' when another delivery owns it)."""
+    deliveries = Run.count_delivery(run_id)
+    hostname = socket.gethostname()
+    if deliveries > MAX_DELIVERIES:
+        Run.transition(
+            run_id, Run.ACTIVE, Run.Status.ERROR,
+            error_message=f"the task was delivered {deliveries} times without finishing; giving up (platform fault)",
+        )  # fmt: skip
+        return "error"
+    if not Run.transition(run_id, [Run.Status.QUEUED], Run.Status.STARTING, worker=hostname):
+        # Cancelled while queued, or a redelivery of a run another delivery already claimed:
+        # never start a second container for it.
+        return "skipped"
+    run = Run.objects.get(pk=run_id)
+    choice = choose_backend()
+    if not choice.ok:
+        Run.transition(run_id, [Run.Status.STARTING], Run.Status.ERROR, error_message=choice.detail)
+        return "error"
+    if run.gpu == Run.Gpu.REQUIRED and not gpu_available():
+        Run.transition(
+            run_id, [Run.Status.STARTING], Run.Status.ERROR,
+            error_message="this lab needs a GPU and this worker has none free (platform fault; retry later)",
+        )  # fmt: skip
+        return "error"
+    try:
+        return _execute(run, choice.name, hostname)
+    except SandboxError as exc:
+        log.warning("run %s: platform error: %s", run_id, exc)
+        Run.transition(run_id, Run.ACTIVE, Run.Status.ERROR, error_message=str(exc))
+        return "error"
+    except Exception as exc:
+        log.exception("run %s: unexpected failure", run_id)
+        Run.transition(run_id, Run.ACTIVE, Run.Status.ERROR, error_message=f"internal error: {exc}")
+        return "error"
+
+
+def gpu_available() -> bool:
+    """A GPU worker advertises itself with FAULTLINE_GPUS (count of free GPUs)."""
+    return int(getattr(settings, "SANDBOX_GPUS", 0) or 0) > 0
+
+
+def _execute(run: Run, backend: str, hostname: str) -> str:
+    program = ProgramSpec(files=run.files, entry=run.entry, ranks=run.ranks, env=dict(run.env))
+    limits = limits_for(run)
+    deadline = timezone.now() + timedelta(seconds=run.timeout_seconds)
+    labels = {
+        "faultline.run": str(run.pk),
+        "faultline.worker": hostname,
+        "faultline.deadline": str(int(deadline.timestamp())),
+    }
+    state = StreamState(run_id=run.pk)
+    with open_sandbox(backend, program, limits, labels) as box:
+        box.start()
+        moved = Run.transition(
+            run.pk, [Run.Status.STARTING], Run.Status.RUNNING,
+            backend=backend, started_at=timezone.now(), deadline_at=deadline,
+            container_id=getattr(box, "container_id", ""),
+        )  # fmt: skip
+        if not moved:  # cancelled between claim and start
+            box.kill()
+            return Run.objects.get(pk=run.pk).status
+        watcher = _Watcher(run.pk, box, deadline_monotonic=time.monotonic() + run.timeout_seconds)
+        watcher.start()
+        last_flush = time.monotonic()
+        try:
+            for line in box.lines():
+                state.add_line(line)
+                if state.due(last_flush):
+                    state.flush()
+                    last_flush = time.monotonic()
+        finally:
+            watcher.stop()
+        result = box.finish()
+        state.flush()
+    return _record_result(run, state, result, watcher)
+
+
+class _Watcher(threading.Thread):
+    """Beside the output loop: deadline, cancel requests and diagnostics, about twice a second.
+    A program that prints nothing (a hang) must still be killed and still be diagnosable."""
+
+    def __init__(self, run_id: int, box, deadline_monotonic: float) -> None:
+        super().__init__(name=f"run-{run_id}-watch", daemon=True)
+        self.run_id = run_id
+        self.box = box
+        self.deadline = deadline_monotonic
+        self.timed_out = False
+        self.cancelled = False
+        self._halt = threading.Event()
+
+    def stop(self) -> None:
+        self._halt.set()
+        self.join(timeout=30)
+
+    def run(self) -> None:
+        try:
+            while not self._halt.wait(0.4):
+                if time.monotonic() >= self.deadline:
+                    self.timed_out = True
+                    self.box.kill()
+                    return
+                if Run.objects.filter(pk=self.run_id, cancel_requested=True).exists():
+                    self.cancelled = True
+                    self.box.kill()
+                    return
+                for diagnostic in RunDiagnostic.objects.filter(run_id=self.run_id, status="pending"):
+                    output = self.box.diagnose(diagnostic.kind)
+                    RunDiagnostic.objects.filter(pk=diagnostic.pk).update(
+                        status="done", output=output[:200_000], finished_at=timezone.now()
+                    )
+        finally:
+            close_old_connections()
+
+
+def _record_result(run: Run, state: StreamState, result, watcher: _Watcher) -> str:
+    for artifact in result.artifacts:
+        RunArtifact.objects.create(
+            run_id=run.pk, name=artifact.name, size=len(artifact.content), content=artifact.content
+        )
+    exit_codes = _exit_codes(run.pk)
+    fields = {
+        "exit_code": result.exit_code,
+        "exit_codes": exit_codes,
+        "timed_out": watcher.timed_out,
+        "oom_killed": result.oom_killed,
+        "duration_seconds": round(result.duration, 3),
+        "peak_memory_bytes": state.peak_rss or None,
+    }
+    if result.artifacts_skipped:
+        fields["error_message"] = "artifacts not copied: " + "; ".join(result.artifacts_skipped)[:2000]
+    if watcher.cancelled:
+        Run.transition(run.pk, [Run.Status.RUNNING], Run.Status.CANCELLED, **fields)
+        return Run.Status.CANCELLED
+    ok = result.exit_code == 0 and not watcher.timed_out and not result.oom_killed
+    status = Run.Status.PASSED if ok else Run.Status.FAILED
+    Run.transition(run.pk, [Run.Status.RUNNING], status, **fields)
+    return Run.objects.get(pk=run.pk).status
+
+
+def _exit_codes(run_id: int) -> dict:
+    end = RunEvent.objects.filter(run_id=run_id, kind="end", rank=None).order_by("-seq").first()
+    if end and isinstance(end.data.get("exit_codes"), dict):
+        return end.data["exit_codes"]
+    return {
+        str(e.rank): e.data.get("exit_code")
+        for e in RunEvent.objects.filter(run_id=run_id, kind="rank_exit").exclude(rank=None)
+    }

@@ -1,0 +1,78 @@
+"""Creating, cancelling and probing runs: transactional, with side effects after commit."""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from sandbox.models import Run, RunDiagnostic
+
+MAX_FILES = 20
+MAX_FILE_BYTES = 256 * 1024
+MAX_TOTAL_BYTES = 1024 * 1024
+
+
+class RunRejected(ValueError):
+    """Bad input for a run; the message says what and where."""
+
+
+def validate_files(files: dict) -> dict[str, str]:
+    from sandbox.backends.base import safe_relative_path
+
+    if not isinstance(files, dict) or not files:
+        raise RunRejected("files: send at least one file as {path: text}")
+    if len(files) > MAX_FILES:
+        raise RunRejected(f"files: at most {MAX_FILES} files, got {len(files)}")
+    total = 0
+    clean = {}
+    for name, text in files.items():
+        if not isinstance(name, str) or safe_relative_path(name) is None or len(name) > 200:
+            raise RunRejected(f"files: {name!r} is not a relative path inside the program folder")
+        if not isinstance(text, str) or "\x00" in text:
+            raise RunRejected(f"files[{name}]: must be text")
+        size = len(text.encode("utf-8"))
+        if size > MAX_FILE_BYTES:
+            raise RunRejected(f"files[{name}]: {size} bytes is over the {MAX_FILE_BYTES}-byte limit")
+        total += size
+        clean[safe_relative_path(name)] = text
+    if total > MAX_TOTAL_BYTES:
+        raise RunRejected(f"files: {total} bytes in all is over the {MAX_TOTAL_BYTES}-byte limit")
+    return clean
+
+
+@transaction.atomic
+def create_run(*, owner, files: dict, entry: str = "main.py", ranks: int = 1, env: dict | None = None,
+               timeout_seconds: int = 60, memory_mb: int = 1024, cpus: float = 1.0,
+               gpu: str = Run.Gpu.NONE, purpose: str = "run") -> Run:  # fmt: skip
+    clean = validate_files(files)
+    if entry not in clean:
+        raise RunRejected(f"entry: {entry!r} is not one of the files")
+    if not 1 <= ranks <= 8:
+        raise RunRejected("ranks: between 1 and 8")
+    queue = Run.Queue.GPU if gpu == Run.Gpu.REQUIRED else Run.Queue.CPU
+    run = Run.objects.create(
+        owner=owner, files=clean, entry=entry, ranks=ranks, env=env or {}, timeout_seconds=timeout_seconds,
+        memory_mb=memory_mb, cpus=cpus, gpu=gpu, queue=queue, purpose=purpose,
+    )  # fmt: skip
+    transaction.on_commit(lambda: enqueue(run))
+    return run
+
+
+def enqueue(run: Run) -> None:
+    from sandbox.tasks import execute_run
+
+    execute_run.apply_async(args=[run.pk], queue=run.queue)
+
+
+def cancel_run(run: Run) -> bool:
+    """Queued runs end at once; running ones are killed by their worker within a second or two."""
+    if Run.transition(run.pk, [Run.Status.QUEUED], Run.Status.CANCELLED):
+        return True
+    return Run.objects.filter(pk=run.pk, status__in=list(Run.ACTIVE)).update(cancel_requested=True) == 1
+
+
+def request_diagnostic(run: Run, kind: str, user) -> RunDiagnostic:
+    if kind not in RunDiagnostic.Kind.values:
+        raise RunRejected(f"kind: one of {', '.join(RunDiagnostic.Kind.values)}")
+    if run.status != Run.Status.RUNNING:
+        raise RunRejected("diagnostics can only be taken while the program runs")
+    return RunDiagnostic.objects.create(run=run, kind=kind, requested_by=user)

@@ -1,0 +1,164 @@
+"""Run lifecycle rules that need no sandbox: state changes, delivery cap, input checks, caps, reaper, API."""
+
+from datetime import timedelta
+from unittest import mock
+
+import pytest
+from django.utils import timezone
+
+from sandbox import runner, services
+from sandbox.models import Run, RunEvent, RunLogChunk
+from sandbox.reaper import reap
+
+pytestmark = pytest.mark.django_db
+
+PROGRAM = {"main.py": "print('hello')\n"}
+
+
+def make_run(**fields) -> Run:
+    return Run.objects.create(files=PROGRAM, **fields)
+
+
+def test_transition_is_conditional():
+    run = make_run()
+    assert Run.transition(run.pk, [Run.Status.QUEUED], Run.Status.STARTING)
+    assert not Run.transition(run.pk, [Run.Status.QUEUED], Run.Status.STARTING), "second claim must lose"
+    assert Run.transition(run.pk, [Run.Status.STARTING], Run.Status.ERROR, error_message="x")
+    run.refresh_from_db()
+    assert run.status == "error" and run.finished_at is not None
+
+
+def test_redelivered_task_does_not_start_a_second_sandbox(settings):
+    run = make_run(status=Run.Status.RUNNING)
+    with mock.patch("sandbox.runner.open_sandbox") as open_sandbox:
+        assert runner.execute_run(run.pk) == "skipped"
+    open_sandbox.assert_not_called()
+    run.refresh_from_db()
+    assert run.status == "running" and run.deliveries == 1
+
+
+def test_deliveries_are_capped():
+    run = make_run(status=Run.Status.RUNNING, deliveries=runner.MAX_DELIVERIES)
+    assert runner.execute_run(run.pk) == "error"
+    run.refresh_from_db()
+    assert run.status == "error" and "delivered 4 times" in run.error_message
+
+
+def test_gpu_lab_on_a_cpu_worker_fails_fast_as_platform_error(settings):
+    settings.SANDBOX_BACKEND = "process"
+    settings.SANDBOX_GPUS = 0
+    run = make_run(gpu=Run.Gpu.REQUIRED, queue=Run.Queue.GPU)
+    assert runner.execute_run(run.pk) == "error"
+    run.refresh_from_db()
+    assert "needs a GPU" in run.error_message
+
+
+@pytest.mark.parametrize(
+    "files,message",
+    [
+        ({}, "at least one file"),
+        ({"../evil.py": "x"}, "not a relative path"),
+        ({"/etc/passwd": "x"}, "not a relative path"),
+        ({"a.py": "x" * 300_000}, "over the 262144-byte limit"),
+        ({f"f{i}.py": "x" for i in range(21)}, "at most 20 files"),
+        ({"bin.py": "a\x00b"}, "must be text"),
+    ],
+)
+def test_bad_program_files_are_rejected(files, message):
+    with pytest.raises(services.RunRejected, match=message):
+        services.create_run(owner=None, files=files)
+    assert not Run.objects.exists()
+
+
+def test_create_enqueues_after_commit(django_capture_on_commit_callbacks):
+    with mock.patch("sandbox.tasks.execute_run.apply_async") as apply_async:
+        with django_capture_on_commit_callbacks(execute=True):
+            run = services.create_run(owner=None, files=PROGRAM)
+            apply_async.assert_not_called()  # not before the row is committed
+    apply_async.assert_called_once_with(args=[run.pk], queue="cpu")
+
+
+def test_cancel_queued_is_immediate_and_running_is_flagged():
+    queued = make_run()
+    assert services.cancel_run(queued)
+    queued.refresh_from_db()
+    assert queued.status == "cancelled"
+    running = make_run(status=Run.Status.RUNNING)
+    services.cancel_run(running)
+    running.refresh_from_db()
+    assert running.status == "running" and running.cancel_requested
+
+
+def test_log_is_capped_with_a_visible_marker_and_telemetry_still_flows():
+    run = make_run()
+    state = runner.StreamState(run_id=run.pk)
+    line = "x" * 1023
+    for i in range(3000):  # ~3 MB of output
+        state.add_line(line)
+        if i % 100 == 0:
+            state.add_line('@@fl {"kind": "memory", "rank": 0, "t": 1.0, "rss_bytes": 1000}')
+    state.flush()
+    text = "".join(RunLogChunk.objects.filter(run=run).values_list("text", flat=True))
+    assert len(text.encode()) <= runner.LOG_CAP_BYTES + len(runner.TRUNCATION_MARKER) + 1
+    assert text.endswith(runner.TRUNCATION_MARKER)
+    run.refresh_from_db()
+    assert run.log_truncated and run.log_bytes > 3_000_000
+    assert RunEvent.objects.filter(run=run, kind="memory").count() == 30
+
+
+def test_malformed_telemetry_is_ignored():
+    run = make_run()
+    state = runner.StreamState(run_id=run.pk)
+    for bad in ("@@fl not json", "@@fl [1, 2]", '@@fl {"kind": "metric", "rank": "zero"}'):
+        state.add_line(bad)
+    state.flush()
+    assert list(RunEvent.objects.filter(run=run).values_list("kind", "rank")) == [("metric", None)]
+
+
+def test_reaper_ends_runs_left_by_a_dead_worker():
+    long_ago = timezone.now() - timedelta(minutes=30)
+    lost = make_run(status=Run.Status.RUNNING, started_at=long_ago, timeout_seconds=60)
+    fresh = make_run(status=Run.Status.RUNNING, started_at=timezone.now(), timeout_seconds=60)
+    report = reap(docker_client=mock.Mock(containers=mock.Mock(list=mock.Mock(return_value=[]))))
+    assert report.runs_failed == [lost.pk]
+    lost.refresh_from_db()
+    fresh.refresh_from_db()
+    assert lost.status == "error" and "platform fault" in lost.error_message
+    assert fresh.status == "running"
+
+
+def test_runs_api_is_for_authors_and_validates(login, candidate, author):
+    assert (
+        login(candidate).post("/api/sandbox/runs/", {"files": PROGRAM}, content_type="application/json").status_code
+        == 403
+    )
+    client = login(author)
+    with mock.patch("sandbox.services.enqueue"):
+        bad = client.post("/api/sandbox/runs/", {"files": {"../x.py": "1"}}, content_type="application/json")
+        assert bad.status_code == 400 and "not a relative path" in str(bad.json()["error"]["fields"])
+        toggles = client.post(
+            "/api/sandbox/runs/", {"files": PROGRAM, "env": {"LD_PRELOAD": "x"}}, content_type="application/json"
+        )
+        assert toggles.status_code == 400 and "unknown toggles" in str(toggles.json()["error"]["fields"])
+        created = client.post(
+            "/api/sandbox/runs/",
+            {"files": PROGRAM, "env": {"FAULTLINE_DETECT_ANOMALY": "1"}},
+            content_type="application/json",
+        )
+    assert created.status_code == 201, created.json()
+    run_id = created.json()["id"]
+    RunLogChunk.objects.create(run_id=run_id, seq=1, text="a\n")
+    RunLogChunk.objects.create(run_id=run_id, seq=2, text="b\n")
+    body = client.get(f"/api/sandbox/runs/{run_id}/", {"log_after": 1}).json()
+    assert body["status"] == "queued" and body["log"] == [{"seq": 2, "text": "b\n"}]
+    assert client.post(f"/api/sandbox/runs/{run_id}/cancel/").json()["status"] == "cancelled"
+
+
+def test_runs_are_private_to_their_owner(login, author):
+    from faultline.roles import Role
+    from tests.conftest import make_user
+
+    run = make_run(owner=author)
+    other = make_user("other-author", Role.AUTHOR)
+    assert login(other).get(f"/api/sandbox/runs/{run.pk}/").status_code == 404
+    assert login(author).get(f"/api/sandbox/runs/{run.pk}/").status_code == 200
