@@ -31,20 +31,28 @@ class ReapReport:
         return asdict(self)
 
 
-def reap(now=None, docker_client=None) -> ReapReport:
+def reap(now=None, docker_client=None, restarted_worker: str | None = None, worker_started=None) -> ReapReport:
+    """``restarted_worker``/``worker_started``: this worker's node name and start time, given once
+    at worker start. Anything labelled with that name from before the start was left by its
+    previous, dead incarnation and is cleaned up at once instead of after its deadline."""
     now = now or timezone.now()
     report = ReapReport()
-    _reap_containers(now, report, docker_client)
+    _reap_containers(now, report, docker_client, restarted_worker, worker_started)
     stale = Run.objects.filter(status__in=[Run.Status.STARTING, Run.Status.RUNNING, Run.Status.GRADING])
     for run in stale:
         started = run.started_at or run.status_changed_at
         limit = started + timedelta(seconds=run.timeout_seconds) + GRACE
-        if now > limit and Run.transition(run.pk, [run.status], Run.Status.ERROR, error_message=LOST_MESSAGE):
+        orphaned = (
+            restarted_worker is not None and run.worker == restarted_worker and run.status_changed_at < worker_started
+        )
+        if (orphaned or now > limit) and Run.transition(
+            run.pk, [run.status], Run.Status.ERROR, error_message=LOST_MESSAGE
+        ):
             report.runs_failed.append(run.pk)
     return report
 
 
-def _reap_containers(now, report: ReapReport, client) -> None:
+def _reap_containers(now, report: ReapReport, client, restarted_worker: str | None, worker_started) -> None:
     try:
         import docker
 
@@ -58,7 +66,12 @@ def _reap_containers(now, report: ReapReport, client) -> None:
         deadline = int(labels.get("faultline.deadline", "0") or 0)
         run_id = int(labels.get("faultline.run", "0") or 0)
         overdue = now.timestamp() > deadline + GRACE.total_seconds()
-        if overdue or run_id not in active:
+        orphaned = (
+            restarted_worker is not None
+            and labels.get("faultline.worker") == restarted_worker
+            and int(labels.get("faultline.started", "0") or 0) < worker_started.timestamp()
+        )
+        if overdue or orphaned or run_id not in active:
             try:
                 container.remove(force=True)
                 report.containers_removed.append(container.short_id)
@@ -68,11 +81,18 @@ def _reap_containers(now, report: ReapReport, client) -> None:
                 report.runs_failed.append(run_id)
 
 
-def start_periodic(interval: float = 60.0) -> threading.Thread:
+def start_periodic(worker_name: str, interval: float = 60.0) -> threading.Thread:
+    worker_started = timezone.now()
+
     def loop() -> None:
+        first = True
         while True:
             try:
-                result = reap()
+                if first:
+                    result = reap(restarted_worker=worker_name, worker_started=worker_started)
+                else:
+                    result = reap()
+                first = False
                 if result.containers_removed or result.runs_failed:
                     log.warning("reaper: %s", result.as_dict())
             except Exception:

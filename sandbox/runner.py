@@ -122,10 +122,14 @@ def limits_for(run: Run) -> ExecutionLimits:
     )
 
 
-def execute_run(run_id: int) -> str:
-    """Run it once; returns the final status (or 'skipped' when another delivery owns it)."""
+def execute_run(run_id: int, worker_name: str | None = None) -> str:
+    """Run it once; returns the final status (or 'skipped' when another delivery owns it).
+
+    ``worker_name`` is the Celery node name (unique per worker, stable across its restarts);
+    runs and containers are labelled with it so a restarted worker can clean up after itself.
+    """
     deliveries = Run.count_delivery(run_id)
-    hostname = socket.gethostname()
+    hostname = worker_name or socket.gethostname()
     if deliveries > MAX_DELIVERIES:
         Run.transition(
             run_id, Run.ACTIVE, Run.Status.ERROR,
@@ -172,6 +176,7 @@ def _execute(run: Run, backend: str, hostname: str) -> str:
         "faultline.run": str(run.pk),
         "faultline.worker": hostname,
         "faultline.deadline": str(int(deadline.timestamp())),
+        "faultline.started": str(int(time.time())),
     }
     state = StreamState(run_id=run.pk)
     with open_sandbox(backend, program, limits, labels) as box:

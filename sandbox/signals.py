@@ -1,4 +1,4 @@
-"""Worker start-up hooks: reap what a previous (dead) worker left, then keep reaping."""
+"""Worker start-up hooks: reap what this worker's previous (dead) incarnation left, then keep reaping."""
 
 from celery.signals import worker_ready
 
@@ -7,4 +7,5 @@ from celery.signals import worker_ready
 def start_reaper(sender=None, **kwargs) -> None:
     from sandbox import reaper
 
-    reaper.start_periodic()
+    # sender is the worker's consumer; its hostname is the node name runs are labelled with.
+    reaper.start_periodic(worker_name=sender.hostname)

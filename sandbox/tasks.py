@@ -9,6 +9,7 @@ from sandbox import reaper, runner
 
 
 @shared_task(
+    bind=True,
     name="sandbox.execute_run",
     acks_late=True,
     reject_on_worker_lost=True,
@@ -16,8 +17,8 @@ from sandbox import reaper, runner
     soft_time_limit=settings.SANDBOX_MAX_RUN_SECONDS + 120,
     time_limit=settings.SANDBOX_MAX_RUN_SECONDS + 180,
 )
-def execute_run(run_id: int) -> str:
-    return runner.execute_run(run_id)
+def execute_run(self, run_id: int) -> str:
+    return runner.execute_run(run_id, worker_name=self.request.hostname)
 
 
 @shared_task(name="sandbox.reap")
