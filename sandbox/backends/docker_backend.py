@@ -94,7 +94,8 @@ class DockerSandbox(Sandbox):
             f"mkdir -p {WORK}/out {WORK}/cwd {WORK}/run && cd {WORK}/cwd && "
             f'python3 {launch}; echo "{HARNESS_EXIT_MARKER}$?"; exec sleep 120'
         )
-        env = {"PYTHONUNBUFFERED": "1", "HOME": WORK}
+        # No network means no resolvable hostname: pin gloo to loopback instead of letting it warn.
+        env = {"PYTHONUNBUFFERED": "1", "HOME": WORK, "GLOO_SOCKET_IFNAME": "lo"}
         env.update({k: str(v) for k, v in self.program.env.items()})
         config = {
             "image": self.image,

@@ -17,6 +17,7 @@ from django.db import connection
 
 from sandbox import runner, services
 from sandbox.models import Run
+from tests.sandbox.helpers import containers_of, log_of
 
 BACKENDS = [pytest.param("docker", marks=pytest.mark.docker), "process"]
 
@@ -27,17 +28,6 @@ def run_program(settings, backend: str, code: str, **options) -> Run:
     runner.execute_run(run.pk)
     run.refresh_from_db()
     return run
-
-
-def log_of(run: Run) -> str:
-    return "".join(run.log_chunks.values_list("text", flat=True))
-
-
-def containers_of(run: Run) -> list:
-    import docker
-
-    client = docker.from_env()
-    return client.containers.list(all=True, filters={"label": f"faultline.run={run.pk}"})
 
 
 @pytest.fixture(autouse=True)
@@ -319,3 +309,25 @@ def test_four_runs_in_parallel_all_finish_and_clean_up(settings, backend):
         assert f"run {i}" in log_of(run)
         if backend == "docker":
             assert containers_of(run) == []
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_two_ranks_all_reduce_over_gloo(settings, backend):
+    run = run_program(
+        settings,
+        backend,
+        """
+        import torch, torch.distributed as dist
+        dist.init_process_group("gloo")
+        total = torch.ones(1) * (dist.get_rank() + 1)
+        dist.all_reduce(total)
+        print("sum", total.item())
+    """,
+        ranks=2,
+    )
+    text = log_of(run)
+    assert run.status == "passed", text
+    assert "[r0] sum 3.0" in text and "[r1] sum 3.0" in text
+    assert run.exit_codes == {"0": 0, "1": 0}
+    if backend == "docker":
+        assert "Unable to resolve hostname" not in text

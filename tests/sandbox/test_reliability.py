@@ -18,6 +18,7 @@ from django.db import connection
 from sandbox import runner, services
 from sandbox.models import Run
 from tests.faultline.test_worker_roundtrip import database_url_for_current_test_db
+from tests.sandbox.helpers import containers_of, log_of
 
 REPO = Path(__file__).resolve().parents[2]
 BACKENDS = [pytest.param("docker", marks=pytest.mark.docker), "process"]
@@ -61,12 +62,6 @@ def in_background(run: Run) -> threading.Thread:
     return thread
 
 
-def containers_of(run: Run) -> list:
-    import docker
-
-    return docker.from_env().containers.list(all=True, filters={"label": f"faultline.run={run.pk}"})
-
-
 def start_worker(node: str, backend: str, log: Path) -> subprocess.Popen:
     env = dict(os.environ, DATABASE_URL=database_url_for_current_test_db(), SANDBOX_BACKEND=backend)
     return subprocess.Popen(
@@ -85,7 +80,7 @@ def test_real_worker_runs_a_program_end_to_end(settings, tmp_path):
         wait_for(lambda: status_of(run) in Run.TERMINAL, 90, "the worker to finish the run")
         run.refresh_from_db()
         assert run.status == "passed", (run.error_message, (tmp_path / "worker.log").read_text()[-3000:])
-        assert "[r0] from the worker" in "".join(run.log_chunks.values_list("text", flat=True))
+        assert "[r0] from the worker" in log_of(run)
         assert run.worker.startswith("e2e-")
     finally:
         worker.terminate()
@@ -135,7 +130,7 @@ def test_the_same_task_delivered_twice_runs_once(settings):
     assert sorted(results) == ["passed", "skipped"]
     run.refresh_from_db()
     assert run.deliveries == 2
-    assert "".join(run.log_chunks.values_list("text", flat=True)).count("[r0] once") == 1
+    assert log_of(run).count("[r0] once") == 1
 
 
 def test_stopped_docker_engine_is_a_clear_platform_error(settings, monkeypatch, tmp_path):
@@ -153,7 +148,7 @@ def test_cancel_kills_the_program_within_two_seconds(settings, backend):
     settings.SANDBOX_BACKEND = backend
     run = services.create_run(owner=None, files={"main.py": HANG}, timeout_seconds=120)
     thread = in_background(run)
-    wait_for(lambda: "hanging now" in "".join(run.log_chunks.values_list("text", flat=True)), 60, "the program")
+    wait_for(lambda: "hanging now" in log_of(run), 60, "the program")
     started = time.monotonic()
     services.cancel_run(Run.objects.get(pk=run.pk))
     wait_for(lambda: status_of(run) == "cancelled", 2.0, "the cancel to take effect")
@@ -169,7 +164,7 @@ def test_stack_dump_of_a_hanging_program_names_the_function(settings, backend):
     run = services.create_run(owner=None, files={"main.py": HANG}, timeout_seconds=120)
     thread = in_background(run)
     try:
-        wait_for(lambda: "hanging now" in "".join(run.log_chunks.values_list("text", flat=True)), 60, "the program")
+        wait_for(lambda: "hanging now" in log_of(run), 60, "the program")
         diagnostic = services.request_diagnostic(Run.objects.get(pk=run.pk), "stacks", None)
         wait_for(lambda: type(diagnostic).objects.get(pk=diagnostic.pk).status == "done", 30, "the stack dump")
         output = type(diagnostic).objects.get(pk=diagnostic.pk).output
