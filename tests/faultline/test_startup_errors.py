@@ -45,24 +45,28 @@ def test_bad_setting_is_one_line_naming_the_variable(env, variable, fragment):
     assert fragment in lines[0]
 
 
-def test_missing_database_server_is_reported_by_preflight():
-    # Port 9 on loopback: nothing listens there, so the connection is refused at once.
-    result = manage("preflight", DATABASE_URL="postgres://faultline:pw@127.0.0.1:9/faultline")
+@pytest.mark.parametrize(
+    "env,expected",
+    [
+        # Port 9 on loopback: nothing listens there, so connections are refused at once.
+        (
+            {"DATABASE_URL": "postgres://faultline:pw@127.0.0.1:9/faultline"},
+            ("FAILED database: cannot use PostgreSQL at 127.0.0.1:9/faultline", "DATABASE_URL"),
+        ),
+        (
+            {"CELERY_BROKER_URL": "redis://127.0.0.1:9/0"},
+            ("FAILED broker: cannot reach redis://127.0.0.1:9/0", "CELERY_BROKER_URL"),
+        ),
+    ],
+)
+def test_unreachable_database_or_broker_is_one_line_from_preflight(env, expected):
+    prefix, variable = expected
+    result = manage("preflight", **env)
     assert result.returncode == 1
     failed = [line for line in error_lines(result) if line.startswith("FAILED")]
     assert len(failed) == 1, result.stderr
-    assert failed[0].startswith("FAILED database: cannot use PostgreSQL at 127.0.0.1:9/faultline")
-    assert "DATABASE_URL" in failed[0]
-    assert "Traceback" not in result.stderr
-
-
-def test_unreachable_broker_is_reported_by_preflight():
-    result = manage("preflight", CELERY_BROKER_URL="redis://127.0.0.1:9/0")
-    assert result.returncode == 1
-    failed = [line for line in error_lines(result) if line.startswith("FAILED")]
-    assert len(failed) == 1, result.stderr
-    assert failed[0].startswith("FAILED broker: cannot reach redis://127.0.0.1:9/0")
-    assert "CELERY_BROKER_URL" in failed[0]
+    assert failed[0].startswith(prefix)
+    assert variable in failed[0]
     assert "Traceback" not in result.stderr
 
 

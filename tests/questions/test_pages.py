@@ -116,6 +116,9 @@ def test_self_score_and_progress(cand_client, candidate):
     answer.refresh_from_db()
     assert answer.self_score_percent == 100 and answer.self_scores == {k: 2 for k in keys}
     assert "Your self-score: 100%" in cand_client.get(url).content.decode()
+    cand_client.post(f"/questions/{SLUG}/answer/", {"text": "A second, shorter try: lower the learning rate."})
+    history = cand_client.get(f"/questions/{SLUG}/").content.decode()
+    assert history.count(f'href="/questions/{SLUG}/attempts/') == 2, "both attempts are listed on the question"
     progress = cand_client.get("/questions/progress/").content.decode()
     row = re.search(
         r"numerics\">Numerics &amp; mixed precision</a></td><td>(\d+)</td><td>(\d+)</td><td>(\d+)</td><td>(\d+)",
