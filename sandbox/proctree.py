@@ -1,44 +1,23 @@
-"""Process-tree memory, read from /proc (Linux), for the local process backend's ceiling."""
+"""Process-tree memory for the local process backend's ceiling.
+
+Reads /proc through the harness's own reader (standard library only, no package
+imports of its own), so the platform and the harness agree on what a rank's
+tree is, including processes re-parented away but still in the rank's session.
+"""
 
 from __future__ import annotations
 
-import os
-
-
-def _children_map() -> dict[int, list[int]]:
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                # The command name may contain spaces and parentheses: parse after the last ')'.
-                fields = handle.read().rsplit(b")", 1)[1].split()
-            children.setdefault(int(fields[1]), []).append(int(entry))
-        except (OSError, IndexError, ValueError):
-            continue
-    return children
-
-
-def descendants(roots: list[int]) -> set[int]:
-    children = _children_map()
-    seen: set[int] = set()
-    stack = list(roots)
-    while stack:
-        pid = stack.pop()
-        if pid in seen:
-            continue
-        seen.add(pid)
-        stack.extend(children.get(pid, []))
-    return seen
+from sandbox.harness.faultline_harness import _proc
 
 
 def tree_rss_bytes(roots: list[int]) -> int:
+    stats = _proc.all_stats()
+    pids: set[int] = set()
+    for root in roots:
+        pids.update(_proc.process_tree(root, stats))
     total = 0
-    for pid in descendants(roots):
-        try:
-            with open(f"/proc/{pid}/statm") as handle:
-                total += int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-        except (OSError, IndexError, ValueError):
-            continue
+    for pid in pids:
+        memory = _proc.memory_of(pid)
+        if memory is not None:
+            total += memory[0]
     return total

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import io
 import tarfile
+import tempfile
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
+
+from django.conf import settings
 
 HARNESS_EXIT_MARKER = "@@fl-exit "
 
@@ -103,10 +106,27 @@ class Sandbox(ABC):
     @abstractmethod
     def cleanup(self) -> None: ...
 
-    def harness_command(self, root: str) -> list[str]:
+    def make_run_folder(self) -> Path:
+        """A fresh folder for this run under var/sandbox/, with the program written to ``program/``."""
+        base = Path(settings.VAR_DIR) / "sandbox"
+        base.mkdir(parents=True, exist_ok=True)
+        folder = Path(tempfile.mkdtemp(prefix=f"run-{self.labels.get('faultline.run', 'x')}-", dir=base))
+        program_dir = folder / "program"
+        program_dir.mkdir()
+        for name, text in self.program.files.items():
+            relative = safe_relative_path(name)
+            if relative is None:
+                raise SandboxError(f"program file name {name!r} leaves the program folder")
+            path = program_dir / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+        program_dir.chmod(0o755)
+        return folder
+
+    def harness_command(self, root: str, program_dir: str | None = None) -> list[str]:
         return [
             "-m", "faultline_harness.launch",
-            "--program-dir", f"{root}/program", "--entry", self.program.entry,
+            "--program-dir", program_dir or f"{root}/program", "--entry", self.program.entry,
             "--ranks", str(self.program.ranks), "--output-dir", f"{root}/out",
             "--work-dir", f"{root}/cwd", "--run-dir", f"{root}/run",
         ]  # fmt: skip
@@ -120,9 +140,8 @@ def safe_relative_path(name: str) -> str | None:
     return str(path)
 
 
-def read_artifacts_from_tar(stream: Iterator[bytes] | bytes, limits: ExecutionLimits, strip: str):
+def read_artifacts_from_tar(data: bytes, limits: ExecutionLimits, strip: str):
     """Regular files only, never links or devices; sizes capped. Returns (artifacts, skipped notes)."""
-    data = stream if isinstance(stream, bytes) else b"".join(stream)
     artifacts, skipped, total = [], [], 0
     with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as tar:
         for member in tar.getmembers():

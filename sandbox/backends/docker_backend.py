@@ -16,13 +16,9 @@ from __future__ import annotations
 
 import shutil
 import tarfile
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
-
-from django.conf import settings
 
 from sandbox.backends.base import (
     HARNESS_EXIT_MARKER,
@@ -30,7 +26,6 @@ from sandbox.backends.base import (
     Sandbox,
     SandboxError,
     read_artifacts_from_tar,
-    safe_relative_path,
 )
 
 WORK = "/work"
@@ -66,19 +61,7 @@ class DockerSandbox(Sandbox):
             raise SandboxError(
                 f"lab image {self.image} is missing on this worker (run manage.py buildimages)"
             ) from None
-        base = Path(settings.VAR_DIR) / "sandbox"
-        base.mkdir(parents=True, exist_ok=True)
-        self.host_dir = Path(tempfile.mkdtemp(prefix=f"run-{self.labels.get('faultline.run', 'x')}-", dir=base))
-        program_dir = self.host_dir / "program"
-        program_dir.mkdir()
-        for name, text in self.program.files.items():
-            relative = safe_relative_path(name)
-            if relative is None:
-                raise SandboxError(f"program file name {name!r} leaves the program folder")
-            path = program_dir / relative
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text)
-        program_dir.chmod(0o755)
+        self.host_dir = self.make_run_folder()
         self.container = None
         self.exit_code: int | None = None
         self._killed = threading.Event()
@@ -89,7 +72,7 @@ class DockerSandbox(Sandbox):
         from docker.types import DeviceRequest, LogConfig, Ulimit
 
         limits = self.limits
-        launch = " ".join(self.harness_command(WORK)).replace(f"{WORK}/program", PROGRAM)
+        launch = " ".join(self.harness_command(WORK, program_dir=PROGRAM))
         script = (
             f"mkdir -p {WORK}/out {WORK}/cwd {WORK}/run && cd {WORK}/cwd && "
             f'python3 {launch}; echo "{HARNESS_EXIT_MARKER}$?"; exec sleep 120'

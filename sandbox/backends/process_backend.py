@@ -24,14 +24,10 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from django.conf import settings
-
 from sandbox.backends.base import (
     ExecutionResult,
     Sandbox,
-    SandboxError,
     read_artifacts_from_tar,
-    safe_relative_path,
 )
 from sandbox.proctree import tree_rss_bytes
 
@@ -45,26 +41,16 @@ class ProcessSandbox(Sandbox):
     isolated = False
 
     def prepare(self) -> None:
-        base = Path(settings.VAR_DIR) / "sandbox"
-        base.mkdir(parents=True, exist_ok=True)
-        self.root = Path(tempfile.mkdtemp(prefix=f"run-{self.labels.get('faultline.run', 'x')}-", dir=base))
-        for sub in ("program", "out", "cwd", "run"):
+        self.root = self.make_run_folder()
+        for sub in ("out", "cwd", "run"):
             (self.root / sub).mkdir()
-        for name, text in self.program.files.items():
-            relative = safe_relative_path(name)
-            if relative is None:
-                raise SandboxError(f"program file name {name!r} leaves the program folder")
-            path = self.root / "program" / relative
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text)
         self.proc: subprocess.Popen | None = None
         self._killed = threading.Event()
         self._started_at = 0.0
 
     def start(self) -> None:
-        env = {k: os.environ[k] for k in PASS_THROUGH_ENV if k in os.environ}
+        env = _harness_env()
         env.update({k: str(v) for k, v in self.program.env.items()})
-        env["PYTHONPATH"] = str(HARNESS_DIR)
         env["PYTHONUNBUFFERED"] = "1"
         limits = self.limits
 
@@ -136,11 +122,9 @@ class ProcessSandbox(Sandbox):
             _killpg(self.proc.pid)
 
     def diagnose(self, kind: str, timeout: float = 20) -> str:
-        env = {k: os.environ[k] for k in PASS_THROUGH_ENV if k in os.environ}
-        env["PYTHONPATH"] = str(HARNESS_DIR)
         done = subprocess.run(
             [sys.executable, "-m", "faultline_harness.diag", kind, "--run-dir", str(self.root / "run")],
-            env=env, capture_output=True, text=True, timeout=timeout,
+            env=_harness_env(), capture_output=True, text=True, timeout=timeout,
         )  # fmt: skip
         return (done.stdout + done.stderr).strip()
 
@@ -150,6 +134,12 @@ class ProcessSandbox(Sandbox):
         if self.proc is not None:
             self.proc.wait(timeout=10)
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _harness_env() -> dict[str, str]:
+    env = {k: os.environ[k] for k in PASS_THROUGH_ENV if k in os.environ}
+    env["PYTHONPATH"] = str(HARNESS_DIR)
+    return env
 
 
 def _killpg(pid: int) -> None:
