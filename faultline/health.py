@@ -14,6 +14,7 @@ from django.conf import settings
 from django.db import connection
 
 from faultline.envparse import redact_url
+from faultline.errortext import first_line
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,7 @@ def check_database() -> CheckResult:
         return CheckResult(
             "database",
             False,
-            f"cannot use {where}: {_one_line(exc)} — check DATABASE_URL and that the server is running",
+            f"cannot use {where}: {first_line(exc)} — check DATABASE_URL and that the server is running",
         )
     return CheckResult("database", True, f"{where} answers")
 
@@ -68,7 +69,7 @@ def check_broker() -> CheckResult:
         return CheckResult(
             "broker",
             False,
-            f"cannot reach {safe}: {_one_line(exc)} — check CELERY_BROKER_URL and that the broker is running",
+            f"cannot reach {safe}: {first_line(exc)} — check CELERY_BROKER_URL and that the broker is running",
         )
     return CheckResult("broker", True, f"{safe} answers")
 
@@ -82,8 +83,3 @@ def check_sandbox() -> CheckResult:
 
 def run_checks() -> list[CheckResult]:
     return [check_database(), check_broker(), check_sandbox()]
-
-
-def _one_line(exc: Exception) -> str:
-    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-    return (lines[0] if lines else exc.__class__.__name__)[:300]

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
+from faultline.errortext import first_line
+
 NOT_ISOLATED_LABEL = "not isolated — single-user use only"
 
 
@@ -33,9 +35,7 @@ def docker_ping(timeout: float = 3.0) -> tuple[bool, str]:
         finally:
             client.close()
     except Exception as exc:  # noqa: BLE001 - any transport failure means "not reachable"
-        where = os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
-        reason = "no engine listening" if "No such file" in str(exc) or "refused" in str(exc) else _first_line(exc)
-        return False, f"no Docker engine answers at {where} ({reason})"
+        return False, engine_unreachable(exc)
     return True, f"Docker engine {version}"
 
 
@@ -51,6 +51,9 @@ def choose_backend() -> BackendChoice:
     return BackendChoice("process", True, f"local process backend ({NOT_ISOLATED_LABEL}); {detail}")
 
 
-def _first_line(exc: Exception) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0][:200] if text else exc.__class__.__name__
+def engine_unreachable(exc: BaseException) -> str:
+    """One line naming the engine address and why it did not answer."""
+    where = os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
+    text = str(exc)
+    reason = "no engine listening" if "No such file" in text or "refused" in text else first_line(exc)
+    return f"no Docker engine answers at {where} ({reason})"

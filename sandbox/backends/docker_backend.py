@@ -48,12 +48,13 @@ class DockerSandbox(Sandbox):
         from docker.errors import DockerException, ImageNotFound
 
         from sandbox.images.build import image_tag
+        from sandbox.selection import engine_unreachable
 
         try:
             self.client = docker.from_env(timeout=30)
             self.client.ping()
         except DockerException as exc:
-            raise SandboxError(f"Docker engine not reachable: {exc}") from exc
+            raise SandboxError(engine_unreachable(exc)) from exc
         self.image = image_tag("cpu")
         try:
             self.client.images.get(self.image)

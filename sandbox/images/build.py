@@ -32,6 +32,9 @@ import docker
 import requests
 from docker.errors import DockerException, ImageNotFound
 
+from faultline.errortext import first_line
+from sandbox.selection import engine_unreachable
+
 KINDS = ("cpu", "cuda")
 LAB_REPOSITORY = "faultline-lab"
 BASE_REPOSITORY, BASE_TAG = "faultline-base", "bookworm"
@@ -141,14 +144,11 @@ def _is_host_cache(name: str) -> bool:
 
 def connect() -> docker.DockerClient:
     """A client for the engine named by DOCKER_HOST (default: the local socket)."""
-    where = os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
     try:
         client = docker.from_env(timeout=PING_TIMEOUT_SECONDS)
         client.ping()
     except Exception as exc:  # any transport failure means "not reachable"
-        text = str(exc)
-        reason = "no engine listening" if "No such file" in text or "refused" in text else _first_line(exc)
-        raise ImageBuildError(f"no Docker engine answers at {where} ({reason})") from exc
+        raise ImageBuildError(engine_unreachable(exc)) from exc
     # The ping answered quickly; builds and imports get the long timeout.
     client.api.timeout = LONG_TIMEOUT_SECONDS
     return client
@@ -332,7 +332,7 @@ def ensure_image(
         _remove_stale_tags(client, kind, keep=tag, progress=progress)
         return tag
     except (DockerException, requests.RequestException) as exc:
-        raise ImageBuildError(f"the Docker engine failed while making {tag}: {_first_line(exc)}") from exc
+        raise ImageBuildError(f"the Docker engine failed while making {tag}: {first_line(exc)}") from exc
     finally:
         client.close()
 
@@ -491,7 +491,7 @@ def _remove_stale_tags(client: docker.DockerClient, kind: str, *, keep: str, pro
                 client.images.remove(stale)
                 progress(f"removed the older image {stale}")
             except DockerException as exc:
-                progress(f"kept the older image {stale}: {_first_line(exc)}")
+                progress(f"kept the older image {stale}: {first_line(exc)}")
 
 
 # --- helpers ----------------------------------------------------------------------
@@ -545,8 +545,3 @@ def _exclusive(lock_path: Path) -> Iterator[None]:
 def _elapsed(started: float) -> str:
     seconds = round(time.monotonic() - started)
     return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
-
-
-def _first_line(exc: BaseException) -> str:
-    lines = str(exc).strip().splitlines()
-    return lines[0][:300] if lines else exc.__class__.__name__
