@@ -23,7 +23,8 @@ class BankFilterForm(forms.Form):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["topic"].choices = [("", _("All topics"))] + [(t.slug, t.name) for t in Topic.objects.all()]
+        self.topics = list(Topic.objects.all())  # the page's topic chips reuse this list
+        self.fields["topic"].choices = [("", _("All topics"))] + [(t.slug, t.name) for t in self.topics]
 
     def is_filtering(self) -> bool:
         data = getattr(self, "cleaned_data", {})

@@ -47,7 +47,7 @@ def index(request: HttpRequest) -> HttpResponse:
             "page": page,
             "query": query,
             "query_string": query_string.urlencode(),
-            "topic_counts": _topic_counts(),
+            "topic_counts": _topic_counts(form.topics),
         },
     )
 
@@ -67,9 +67,9 @@ def _result_texts(question: Question, lang: str, groups) -> dict:
     return texts
 
 
-def _topic_counts():
+def _topic_counts(topics: list[Topic]) -> list[tuple[Topic, int]]:
     counts = services.active_question_counts()
-    return [(topic, counts.get(topic.id, 0)) for topic in Topic.objects.all()]
+    return [(topic, counts.get(topic.id, 0)) for topic in topics]
 
 
 @login_required
