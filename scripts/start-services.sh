@@ -1,8 +1,11 @@
 #!/bin/sh
 # Start PostgreSQL, Redis and the Docker engine on loopback for the real-component
 # tests (Debian packages; needs root). Safe to re-run: running services are kept.
-# Prints the environment the test suite reads.
+# Prints the environment the test suite reads, and nothing else, on stdout: the
+# caller evals it. Whatever the services say (pg_ctlcluster reports a stale pid
+# file it removed, for one) goes to stderr.
 set -eu
+exec 3>&1 1>&2
 
 PG_USER=faultline PG_PASSWORD=faultline PG_DB=faultline
 
@@ -33,5 +36,5 @@ if ! docker info >/dev/null 2>&1; then
 fi
 docker info >/dev/null 2>&1 || { echo "Docker engine did not start; see /tmp/faultline-dockerd.log" >&2; exit 1; }
 
-echo "export FAULTLINE_TEST_DATABASE_URL=postgres://$PG_USER:$PG_PASSWORD@127.0.0.1:5432/$PG_DB"
-echo "export FAULTLINE_TEST_REDIS_URL=redis://127.0.0.1:6379/0"
+echo "export FAULTLINE_TEST_DATABASE_URL=postgres://$PG_USER:$PG_PASSWORD@127.0.0.1:5432/$PG_DB" >&3
+echo "export FAULTLINE_TEST_REDIS_URL=redis://127.0.0.1:6379/0" >&3
