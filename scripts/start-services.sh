@@ -3,9 +3,11 @@
 # tests (Debian packages; needs root). Safe to re-run: running services are kept.
 # Prints the environment the test suite reads, and nothing else, on stdout: the
 # caller evals it. Whatever the services say (pg_ctlcluster reports a stale pid
-# file it removed, for one) goes to stderr.
+# file it removed, for one) goes to stderr. A block redirection rather than a
+# duplicated descriptor, so the daemons started here do not inherit the caller's
+# pipe and keep its $(...) waiting forever.
 set -eu
-exec 3>&1 1>&2
+{
 
 PG_USER=faultline PG_PASSWORD=faultline PG_DB=faultline
 
@@ -31,10 +33,11 @@ redis-cli -h 127.0.0.1 ping >/dev/null || { echo "Redis did not start" >&2; exit
 
 # Docker engine without a bridge: sandbox containers never get a network anyway.
 if ! docker info >/dev/null 2>&1; then
-  nohup dockerd --bridge=none --iptables=false >/tmp/faultline-dockerd.log 2>&1 &
+  nohup dockerd --bridge=none --iptables=false </dev/null >/tmp/faultline-dockerd.log 2>&1 &
   for i in $(seq 1 60); do docker info >/dev/null 2>&1 && break; sleep 1; done
 fi
 docker info >/dev/null 2>&1 || { echo "Docker engine did not start; see /tmp/faultline-dockerd.log" >&2; exit 1; }
+} >&2
 
-echo "export FAULTLINE_TEST_DATABASE_URL=postgres://$PG_USER:$PG_PASSWORD@127.0.0.1:5432/$PG_DB" >&3
-echo "export FAULTLINE_TEST_REDIS_URL=redis://127.0.0.1:6379/0" >&3
+echo "export FAULTLINE_TEST_DATABASE_URL=postgres://$PG_USER:$PG_PASSWORD@127.0.0.1:5432/$PG_DB"
+echo "export FAULTLINE_TEST_REDIS_URL=redis://127.0.0.1:6379/0"
