@@ -20,7 +20,9 @@ from datetime import timedelta
 from django.conf import settings
 from django.db import close_old_connections
 from django.utils import timezone
+from django.utils.module_loading import import_string
 
+from faultline.errortext import first_line
 from sandbox.backends import ExecutionLimits, ProgramSpec, SandboxError, open_sandbox
 from sandbox.models import Run, RunArtifact, RunDiagnostic, RunEvent, RunLogChunk
 from sandbox.selection import choose_backend
@@ -34,6 +36,7 @@ FLUSH_BYTES = 64 * 1024
 MAX_DELIVERIES = 3
 TRUNCATION_MARKER = "\n[output truncated: the log of a run is capped at 2 MB]\n"
 TELEMETRY_PREFIX = "@@fl "
+GRADED_PURPOSES = ("grade", "validate")
 
 
 @dataclass
@@ -261,9 +264,29 @@ def _record_result(run: Run, state: StreamState, result, watcher: _Watcher) -> s
     if watcher.cancelled:
         Run.transition(run.pk, [Run.Status.RUNNING], Run.Status.CANCELLED, **fields)
         return Run.Status.CANCELLED
+    if run.purpose in GRADED_PURPOSES and settings.SANDBOX_GRADER:
+        return _grade(run, fields)
     ok = result.exit_code == 0 and not watcher.timed_out and not result.oom_killed
     status = Run.Status.PASSED if ok else Run.Status.FAILED
     Run.transition(run.pk, [Run.Status.RUNNING], status, **fields)
+    return Run.objects.get(pk=run.pk).status
+
+
+def _grade(run: Run, fields: dict) -> str:
+    """A graded run passes or fails by its checks, not by its exit code. The grader runs here, in
+    the same delivery, so a worker that dies while grading leaves the run for the reaper (error)."""
+    if not Run.transition(run.pk, [Run.Status.RUNNING], Run.Status.GRADING, **fields):
+        return Run.objects.get(pk=run.pk).status
+    try:
+        passed = import_string(settings.SANDBOX_GRADER)(run.pk)
+    except Exception as exc:
+        log.exception("run %s: grading failed", run.pk)
+        Run.transition(
+            run.pk, [Run.Status.GRADING], Run.Status.ERROR,
+            error_message=f"grading failed (platform fault, not counted): {first_line(exc)}",
+        )  # fmt: skip
+        return Run.Status.ERROR
+    Run.transition(run.pk, [Run.Status.GRADING], Run.Status.PASSED if passed else Run.Status.FAILED)
     return Run.objects.get(pk=run.pk).status
 
 

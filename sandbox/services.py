@@ -42,7 +42,8 @@ def validate_files(files: dict) -> dict[str, str]:
 @transaction.atomic
 def create_run(*, owner, files: dict, entry: str = "main.py", ranks: int = 1, env: dict | None = None,
                timeout_seconds: int = 60, memory_mb: int = 1024, cpus: float = 1.0,
-               gpu: str = Run.Gpu.NONE, purpose: str = "run") -> Run:  # fmt: skip
+               gpu: str = Run.Gpu.NONE, purpose: str = "run", enqueue: bool = True) -> Run:  # fmt: skip
+    """``enqueue=False`` leaves the run for the caller to execute in-process (lab validation)."""
     clean = validate_files(files)
     if entry not in clean:
         raise RunRejected(f"entry: {entry!r} is not one of the files")
@@ -53,11 +54,12 @@ def create_run(*, owner, files: dict, entry: str = "main.py", ranks: int = 1, en
         owner=owner, files=clean, entry=entry, ranks=ranks, env=env or {}, timeout_seconds=timeout_seconds,
         memory_mb=memory_mb, cpus=cpus, gpu=gpu, queue=queue, purpose=purpose,
     )  # fmt: skip
-    transaction.on_commit(lambda: enqueue(run))
+    if enqueue:
+        transaction.on_commit(lambda: enqueue_run(run))
     return run
 
 
-def enqueue(run: Run) -> None:
+def enqueue_run(run: Run) -> None:
     from sandbox.tasks import execute_run
 
     execute_run.apply_async(args=[run.pk], queue=run.queue)

@@ -8,7 +8,7 @@ def test_author_starts_a_run_from_the_page_and_follows_it(login, author, setting
     client = login(author)
     page = client.get("/sandbox/").content.decode()
     assert "not isolated — single-user use only" in page
-    with mock.patch("sandbox.services.enqueue") as enqueue:
+    with mock.patch("sandbox.services.enqueue_run") as enqueue:
         response = client.post("/sandbox/", {"code": "print('hi')", "ranks": 1, "timeout_seconds": 30})
     run = Run.objects.get(owner=author)
     assert response.status_code == 302 and response["Location"] == f"/sandbox/runs/{run.pk}/"

@@ -133,7 +133,7 @@ def test_runs_api_is_for_authors_and_validates(login, candidate, author):
         == 403
     )
     client = login(author)
-    with mock.patch("sandbox.services.enqueue"):
+    with mock.patch("sandbox.services.enqueue_run"):
         bad = client.post("/api/sandbox/runs/", {"files": {"../x.py": "1"}}, content_type="application/json")
         assert bad.status_code == 400 and "not a relative path" in str(bad.json()["error"]["fields"])
         toggles = client.post(

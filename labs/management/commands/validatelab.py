@@ -1,0 +1,62 @@
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand, CommandError
+from django.test.utils import override_settings
+
+from labs.loader import latest_version
+from labs.models import Lab
+from labs.validation import ValidationRow, validate_version
+
+
+class Command(BaseCommand):
+    help = (
+        "Run every lab variant for N seeds: the faulty program must fail a check, the solution pass all, "
+        "each bad fix fail one. Publishes the versions that pass; exits 1 on any violation."
+    )
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("slugs", nargs="*", help="labs to validate (default with --all: every lab)")
+        parser.add_argument("--all", action="store_true", help="every lab that is not retired")
+        parser.add_argument("--seeds", type=int, default=3, help="how many seeds (0, 1, …, N-1); default 3")
+        parser.add_argument("--backend", choices=("docker", "process"), help="override SANDBOX_BACKEND")
+        parser.add_argument(
+            "--unvalidated", action="store_true", help="only labs whose newest version is not validated yet"
+        )
+
+    def handle(self, *args, slugs, all: bool, seeds: int, backend: str | None, unvalidated: bool, **options):
+        if not slugs and not all:
+            raise CommandError("name one or more labs, or pass --all")
+        if seeds < 1:
+            raise CommandError("--seeds must be at least 1")
+        labs = Lab.objects.filter(retired=False)
+        if slugs:
+            missing = sorted(set(slugs) - set(labs.filter(slug__in=slugs).values_list("slug", flat=True)))
+            if missing:
+                raise CommandError(f"unknown lab(s): {', '.join(missing)} (run loadlabs first)")
+            labs = labs.filter(slug__in=slugs)
+        overrides = {"SANDBOX_BACKEND": backend} if backend else {}
+        rows: list[ValidationRow] = []
+        self.stdout.write(
+            f"{'lab':34} {'v':>3} {'seed':>4} {'variant':28} {'expect':6} {'got':6} {'s':>6}  failed checks"
+        )
+        with override_settings(**overrides):
+            for lab in labs.order_by("slug"):
+                version = latest_version(lab)
+                if version is None or (unvalidated and version.validated_at):
+                    continue
+                rows += validate_version(version, list(range(seeds)), progress=self.print_row)
+        bad = [r for r in rows if not r.ok]
+        labs_ok = sorted({r.lab for r in rows} - {r.lab for r in bad})
+        self.stdout.write(f"\n{len(rows)} runs, {len(bad)} violation(s); published: {', '.join(labs_ok) or 'none'}")
+        if bad:
+            raise CommandError(
+                "validation failed:\n  "
+                + "\n  ".join(f"{r.lab} seed {r.seed} {r.variant}: expected {r.expected}, got {r.outcome}" for r in bad)
+            )
+
+    def print_row(self, row: ValidationRow) -> None:
+        mark = "" if row.ok else self.style.ERROR("  ✗")
+        self.stdout.write(
+            f"{row.lab:34} {row.version:>3} {row.seed:>4} {row.variant:28} {row.expected:6} {row.outcome[:6]:6} "
+            f"{row.seconds:>6.1f}  {', '.join(row.failed_checks) or '-'}{mark}"
+        )

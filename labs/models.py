@@ -1,0 +1,130 @@
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+from sandbox.models import Run
+
+
+class Lab(models.Model):
+    class Family(models.TextChoices):
+        NAN = "nan", "NaN / divergence"
+        LEAK = "leak", "Memory leak"
+        HANG = "hang", "Hang / deadlock"
+        PERF = "perf", "Slowdown"
+        CORRECTNESS = "correctness", "Silent correctness"
+
+    slug = models.SlugField(max_length=120, unique=True)
+    family = models.CharField(max_length=12, choices=Family.choices)
+    difficulty = models.PositiveSmallIntegerField()
+    title_en = models.CharField(max_length=200)
+    title_zh = models.CharField(max_length=200)
+    current = models.ForeignKey("LabVersion", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    retired = models.BooleanField(default=False)
+    questions = models.ManyToManyField("questions.Question", blank=True, related_name="labs")
+
+    class Meta:
+        ordering = ["family", "difficulty", "slug"]
+
+    def __str__(self) -> str:
+        return self.slug
+
+    @property
+    def published(self) -> bool:
+        return not self.retired and self.current is not None and self.current.validated_at is not None
+
+
+class LabVersion(models.Model):
+    """One imported state of a lab folder. Attempts pin the version they started on."""
+
+    lab = models.ForeignKey(Lab, on_delete=models.CASCADE, related_name="versions")
+    number = models.PositiveIntegerField()
+    content_hash = models.CharField(max_length=64)
+    spec = models.JSONField(help_text="the parsed lab folder (labs.spec.LabSpec.as_json)")
+    created_at = models.DateTimeField(auto_now_add=True)
+    validated_at = models.DateTimeField(null=True, blank=True)
+    validation = models.JSONField(default=list, blank=True, help_text="rows of the last validation table")
+    baseline = models.JSONField(default=dict, blank=True, help_text="measured on the faulty program when validated")
+
+    class Meta:
+        ordering = ["lab", "-number"]
+        constraints = [
+            models.UniqueConstraint(fields=["lab", "number"], name="unique_lab_version_number"),
+            models.UniqueConstraint(fields=["lab", "content_hash"], name="unique_lab_version_hash"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.lab.slug} v{self.number}"
+
+
+class Attempt(models.Model):
+    class Status(models.TextChoices):
+        OPEN = "open", "In progress"
+        PASSED = "passed", "Fixed"
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="lab_attempts")
+    version = models.ForeignKey(LabVersion, on_delete=models.PROTECT, related_name="attempts")
+    seed = models.PositiveIntegerField()
+    files = models.JSONField(help_text="the candidate's working copy: path → text")
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.OPEN)
+    diagnosis_choice = models.CharField(max_length=60, blank=True)
+    diagnosis_text = models.TextField(blank=True)
+    diagnosis_score = models.PositiveSmallIntegerField(null=True, blank=True)
+    diagnosis_detail = models.JSONField(default=dict, blank=True)
+    diagnosed_at = models.DateTimeField(null=True, blank=True)
+    best_score = models.PositiveSmallIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["user", "version"])]
+
+    def __str__(self) -> str:
+        return f"{self.user} on {self.version} (seed {self.seed})"
+
+
+class LabRun(models.Model):
+    """A sandbox run that belongs to a lab: a candidate's run or fix, or a validation run."""
+
+    class Kind(models.TextChoices):
+        RUN = "run", "Run"
+        FIX = "fix", "Submitted fix"
+        VALIDATE = "validate", "Validation"
+
+    run = models.OneToOneField(Run, on_delete=models.CASCADE, related_name="lab_run")
+    version = models.ForeignKey(LabVersion, on_delete=models.CASCADE, related_name="runs")
+    attempt = models.ForeignKey(Attempt, null=True, blank=True, on_delete=models.CASCADE, related_name="lab_runs")
+    kind = models.CharField(max_length=8, choices=Kind.choices)
+    seed = models.PositiveIntegerField()
+    variant = models.CharField(max_length=80, blank=True, help_text="validation: baseline, solution or bad:<name>")
+    checks = models.JSONField(default=list, blank=True)
+    flags = models.JSONField(default=list, blank=True, help_text="static findings for human review")
+    metrics = models.JSONField(default=dict, blank=True)
+    passed = models.BooleanField(null=True)
+    fix_percent = models.PositiveSmallIntegerField(null=True, blank=True)
+    score = models.PositiveSmallIntegerField(null=True, blank=True)
+    score_detail = models.JSONField(default=dict, blank=True)
+    graded_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["attempt", "kind"])]
+
+    def __str__(self) -> str:
+        return f"{self.kind} of {self.version} (run {self.run_id})"
+
+
+class HintReveal(models.Model):
+    attempt = models.ForeignKey(Attempt, on_delete=models.CASCADE, related_name="hint_reveals")
+    index = models.PositiveSmallIntegerField()
+    cost = models.PositiveSmallIntegerField()
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["attempt", "index"], name="unique_hint_reveal")]
+
+    def __str__(self) -> str:
+        return f"hint {self.index} of attempt {self.attempt_id}"

@@ -1,0 +1,196 @@
+"""What candidates do in a lab: start, edit, run, probe, diagnose, take hints, submit a fix.
+
+Each action is one transaction; runs are enqueued after commit by the sandbox. Every
+refusal raises :class:`LabRefused` with a message meant for the candidate.
+"""
+
+from __future__ import annotations
+
+import secrets
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from labs.diagnosis import grade_diagnosis
+from labs.models import Attempt, HintReveal, Lab, LabRun, LabVersion
+from labs.render import choose_params, grader_seed, render_files
+from labs.scoring import compute_score, hint_costs
+from sandbox.models import Run
+from sandbox.services import RunRejected, create_run, validate_files
+
+# What each debug toggle sets for the program; the candidate picks them per run.
+TOGGLE_ENV = {
+    "detect_anomaly": {"FAULTLINE_DETECT_ANOMALY": "1"},
+    "tracemalloc": {"FAULTLINE_TRACEMALLOC": "1"},
+    "distributed_debug": {"TORCH_DISTRIBUTED_DEBUG": "INFO"},
+    "faulthandler_timeout": {"FAULTLINE_FAULTHANDLER_TIMEOUT": "10"},
+    "nccl_debug": {"NCCL_DEBUG": "INFO"},
+}
+MAX_DIAGNOSIS_CHARS = 5000
+
+
+class LabRefused(ValueError):
+    """The action is not allowed now; the message says why and what to do."""
+
+
+def program_for(version: LabVersion, seed: int, overlay: str | None = None, with_hidden: bool = False) -> dict:
+    """The rendered files of a variant; ``overlay`` is "solution" or "bad:<name>"."""
+    spec = version.spec
+    values = choose_params(spec["slug"], spec["params"], seed)
+    files = render_files(spec["program"], values)
+    if overlay == "solution":
+        files.update(render_files(spec["solution"], values))
+    elif overlay and overlay.startswith("bad:"):
+        files.update(render_files(spec["bad_fixes"][overlay[4:]], values))
+    if with_hidden:
+        files.update(render_files(spec["hidden"], {**values, "grader_seed": grader_seed(spec["slug"], seed)}))
+    return files
+
+
+def published_labs():
+    return Lab.objects.filter(retired=False, current__validated_at__isnull=False).select_related("current")
+
+
+@transaction.atomic
+def start_attempt(user, lab: Lab) -> Attempt:
+    if not lab.published:
+        raise LabRefused("this lab is not published yet")
+    seed = secrets.randbelow(2**31)
+    return Attempt.objects.create(user=user, version=lab.current, seed=seed, files=program_for(lab.current, seed))
+
+
+def original_files(attempt: Attempt) -> dict[str, str]:
+    return program_for(attempt.version, attempt.seed)
+
+
+@transaction.atomic
+def save_files(attempt: Attempt, files: dict) -> Attempt:
+    try:
+        clean = validate_files(files)
+    except RunRejected as exc:
+        raise LabRefused(str(exc)) from None
+    entry = attempt.version.spec["entry"]
+    if entry not in clean:
+        raise LabRefused(f"files: the entry point {entry} cannot be removed")
+    for name in clean:
+        if not name.endswith((".py", ".txt", ".json", ".yaml", ".yml", ".cfg", ".csv", ".md")):
+            raise LabRefused(f"files[{name}]: only text files (.py, .txt, .json, .yaml, .cfg, .csv, .md)")
+    attempt.files = clean
+    attempt.save(update_fields=["files", "updated_at"])
+    return attempt
+
+
+def reset_files(attempt: Attempt) -> Attempt:
+    attempt.files = original_files(attempt)
+    attempt.save(update_fields=["files", "updated_at"])
+    return attempt
+
+
+def _check_quota(user) -> None:
+    active = Run.objects.filter(owner=user, status__in=list(Run.ACTIVE), lab_run__isnull=False)
+    if active.exists():
+        raise LabRefused("you already have a run in progress: wait for it to finish or cancel it")
+    since = timezone.now() - timedelta(hours=1)
+    # Runs the platform failed (status error) are not counted: a platform fault costs the candidate nothing.
+    used = (
+        Run.objects.filter(owner=user, created_at__gte=since, lab_run__isnull=False)
+        .exclude(status=Run.Status.ERROR)
+        .count()
+    )
+    if used >= settings.LAB_RUNS_PER_HOUR:
+        raise LabRefused(
+            f"you have used your {settings.LAB_RUNS_PER_HOUR} lab runs for this hour; "
+            "the oldest frees up within the hour"
+        )
+
+
+@transaction.atomic
+def start_run(attempt: Attempt, toggles: list[str] | None = None, fix: bool = False) -> LabRun:
+    """Run the working copy as it is (``fix=False``) or submit it as the fix to be graded."""
+    # Lock the user's row so two tabs cannot both pass the one-active-run check.
+    type(attempt.user).objects.select_for_update().filter(pk=attempt.user_id).first()
+    _check_quota(attempt.user)
+    spec = attempt.version.spec
+    toggles = toggles or []
+    env = {}
+    for toggle in toggles:
+        if toggle not in TOGGLE_ENV or toggle not in spec["tools"]:
+            raise LabRefused(f"toggles: {toggle!r} is not a tool of this lab ({', '.join(spec['tools'])})")
+        env.update(TOGGLE_ENV[toggle])
+    files = dict(attempt.files)
+    entry = spec["entry"]
+    if fix:
+        values = choose_params(spec["slug"], spec["params"], attempt.seed)
+        files.update(render_files(spec["hidden"], {**values, "grader_seed": grader_seed(spec["slug"], attempt.seed)}))
+        entry = spec["grade_entry"]
+    resources = spec["resources"]
+    try:
+        run = create_run(
+            owner=attempt.user, files=files, entry=entry, ranks=resources["ranks"], env=env,
+            timeout_seconds=resources["timeout_seconds"], memory_mb=resources["memory_mb"],
+            cpus=resources["cpus"], gpu=resources["gpu"], purpose="grade" if fix else "run",
+        )  # fmt: skip
+    except RunRejected as exc:
+        raise LabRefused(str(exc)) from None
+    kind = LabRun.Kind.FIX if fix else LabRun.Kind.RUN
+    return LabRun.objects.create(run=run, version=attempt.version, attempt=attempt, kind=kind, seed=attempt.seed)
+
+
+@transaction.atomic
+def submit_diagnosis(attempt: Attempt, choice: str, text: str) -> Attempt:
+    spec = attempt.version.spec["diagnosis"]
+    keys = [o["key"] for o in spec["options"]]
+    if choice not in keys:
+        raise LabRefused(f"root_cause: choose one of {', '.join(keys)}")
+    text = (text or "").strip()
+    if len(text) < 20:
+        raise LabRefused("evidence: describe what you observed and why it points to the cause (20 characters at least)")
+    if len(text) > MAX_DIAGNOSIS_CHARS:
+        raise LabRefused(f"evidence: at most {MAX_DIAGNOSIS_CHARS} characters")
+    score, detail = grade_diagnosis(spec, choice, text)
+    Attempt.objects.filter(pk=attempt.pk).update(
+        diagnosis_choice=choice, diagnosis_text=text, diagnosis_score=score, diagnosis_detail=detail,
+        diagnosed_at=timezone.now(),
+    )  # fmt: skip
+    attempt.refresh_from_db()
+    _rescore(attempt)
+    return attempt
+
+
+@transaction.atomic
+def reveal_hint(attempt: Attempt, index: int) -> HintReveal:
+    hints = attempt.version.spec["hints"]
+    if not 0 <= index < len(hints):
+        raise LabRefused(f"hint: choose 0–{len(hints) - 1}")
+    taken = set(attempt.hint_reveals.values_list("index", flat=True))
+    if index in taken:
+        return attempt.hint_reveals.get(index=index)
+    if index > 0 and index - 1 not in taken:
+        raise LabRefused("hints open in order: reveal the previous hint first")
+    reveal = HintReveal.objects.create(attempt=attempt, index=index, cost=hints[index]["cost"])
+    _rescore(attempt)
+    return reveal
+
+
+def _rescore(attempt: Attempt) -> None:
+    """A later diagnosis or hint changes the score of every graded fix of the attempt."""
+    hints = hint_costs(attempt.pk)
+    best = None
+    for lab_run in LabRun.objects.filter(attempt=attempt, kind=LabRun.Kind.FIX, graded_at__isnull=False):
+        score, detail = compute_score(lab_run.fix_percent or 0, attempt.diagnosis_score, hints)
+        LabRun.objects.filter(pk=lab_run.pk).update(score=score, score_detail=detail)
+        best = score if best is None else max(best, score)
+    if best is not None:
+        Attempt.objects.filter(pk=attempt.pk).update(best_score=best)
+
+
+def current_score(attempt: Attempt) -> dict:
+    best_fix = (
+        LabRun.objects.filter(attempt=attempt, kind=LabRun.Kind.FIX, graded_at__isnull=False)
+        .order_by("-fix_percent", "-created_at")
+        .first()
+    )
+    _, detail = compute_score(best_fix.fix_percent if best_fix else 0, attempt.diagnosis_score, hint_costs(attempt.pk))
+    return detail
