@@ -42,7 +42,8 @@ def grade_run(run_id: int) -> bool:
     values = choose_params(spec["slug"], spec["params"], lab_run.seed)
     outcome = gather_outcome(run, baseline=lab_run.version.baseline)
     if any(check["type"] == "metric" for check in spec["checks"]):
-        outcome.metrics, outcome.grader_error = evaluate_with_grader(spec, run, values, lab_run.seed)
+        hidden_seed = grader_seed(spec["slug"], lab_run.seed, lab_run.grader_nonce)
+        outcome.metrics, outcome.grader_error = evaluate_with_grader(spec, run, values, hidden_seed)
     results = run_checks(spec["checks"], outcome, values)
     passed = all(r.passed for r in results)
     fix_percent = round(100 * sum(r.passed for r in results) / len(results))
@@ -110,7 +111,7 @@ def _as_float(value) -> float | None:
     return None
 
 
-def evaluate_with_grader(spec: dict, run: Run, values: dict, seed: int) -> tuple[dict, str]:
+def evaluate_with_grader(spec: dict, run: Run, values: dict, hidden_seed: int) -> tuple[dict, str]:
     """(metrics, candidate-facing reason they are missing). Raises GraderFault on a grader crash."""
     with tempfile.TemporaryDirectory(prefix="faultline-grade-") as folder:
         artifacts = Path(folder) / "artifacts"
@@ -127,7 +128,7 @@ def evaluate_with_grader(spec: dict, run: Run, values: dict, seed: int) -> tuple
             "filename": f"labs/catalog/{spec['slug']}/grader.py",
             "artifacts": str(artifacts),
             "params": values,
-            "seed": grader_seed(spec["slug"], seed),
+            "seed": hidden_seed,
             "ranks": run.ranks,
         }
         env = {

@@ -99,6 +99,8 @@ class LabRun(models.Model):
     kind = models.CharField(max_length=8, choices=Kind.choices)
     seed = models.PositiveIntegerField()
     variant = models.CharField(max_length=80, blank=True, help_text="validation: baseline, solution or bad:<name>")
+    # Fresh per graded run: a candidate who prints the hidden files in one fix learns nothing for the next.
+    grader_nonce = models.PositiveIntegerField(default=0)
     checks = models.JSONField(default=list, blank=True)
     flags = models.JSONField(default=list, blank=True, help_text="static findings for human review")
     metrics = models.JSONField(default=dict, blank=True)

@@ -30,8 +30,8 @@ def choose_params(slug: str, params: list[Param] | list[dict], seed: int) -> dic
     return chosen
 
 
-def grader_seed(slug: str, seed: int) -> int:
-    digest = hashlib.sha256(f"grader/{settings.SECRET_KEY}/{slug}/{seed}".encode()).digest()
+def grader_seed(slug: str, seed: int, nonce: int = 0) -> int:
+    digest = hashlib.sha256(f"grader/{settings.SECRET_KEY}/{slug}/{seed}/{nonce}".encode()).digest()
     return int.from_bytes(digest[:4], "big")
 
 

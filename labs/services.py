@@ -35,8 +35,9 @@ class LabRefused(ValueError):
     """The action is not allowed now; the message says why and what to do."""
 
 
-def program_for(version: LabVersion, seed: int, overlay: str | None = None, with_hidden: bool = False) -> dict:
-    """The rendered files of a variant; ``overlay`` is "solution" or "bad:<name>"."""
+def program_for(version: LabVersion, seed: int, overlay: str | None = None, nonce: int | None = None) -> dict:
+    """The rendered files of a variant; ``overlay`` is "solution" or "bad:<name>"; with a grader
+    ``nonce`` the hidden grading files are added."""
     spec = version.spec
     values = choose_params(spec["slug"], spec["params"], seed)
     files = render_files(spec["program"], values)
@@ -44,9 +45,14 @@ def program_for(version: LabVersion, seed: int, overlay: str | None = None, with
         files.update(render_files(spec["solution"], values))
     elif overlay and overlay.startswith("bad:"):
         files.update(render_files(spec["bad_fixes"][overlay[4:]], values))
-    if with_hidden:
-        files.update(render_files(spec["hidden"], {**values, "grader_seed": grader_seed(spec["slug"], seed)}))
+    if nonce is not None:
+        files.update(hidden_files(spec, seed, nonce))
     return files
+
+
+def hidden_files(spec: dict, seed: int, nonce: int) -> dict[str, str]:
+    values = choose_params(spec["slug"], spec["params"], seed)
+    return render_files(spec["hidden"], {**values, "grader_seed": grader_seed(spec["slug"], seed, nonce)})
 
 
 def published_labs():
@@ -121,9 +127,9 @@ def start_run(attempt: Attempt, toggles: list[str] | None = None, fix: bool = Fa
         env.update(TOGGLE_ENV[toggle])
     files = dict(attempt.files)
     entry = spec["entry"]
+    nonce = secrets.randbelow(2**31)
     if fix:
-        values = choose_params(spec["slug"], spec["params"], attempt.seed)
-        files.update(render_files(spec["hidden"], {**values, "grader_seed": grader_seed(spec["slug"], attempt.seed)}))
+        files.update(hidden_files(spec, attempt.seed, nonce))
         entry = spec["grade_entry"]
     resources = spec["resources"]
     try:
@@ -135,7 +141,9 @@ def start_run(attempt: Attempt, toggles: list[str] | None = None, fix: bool = Fa
     except RunRejected as exc:
         raise LabRefused(str(exc)) from None
     kind = LabRun.Kind.FIX if fix else LabRun.Kind.RUN
-    return LabRun.objects.create(run=run, version=attempt.version, attempt=attempt, kind=kind, seed=attempt.seed)
+    return LabRun.objects.create(
+        run=run, version=attempt.version, attempt=attempt, kind=kind, seed=attempt.seed, grader_nonce=nonce
+    )
 
 
 @transaction.atomic

@@ -8,6 +8,7 @@ version that passes everything is published: candidates get it from then on.
 
 from __future__ import annotations
 
+import secrets
 import statistics
 import time
 from dataclasses import asdict, dataclass
@@ -47,9 +48,10 @@ def run_variant(version: LabVersion, seed: int, variant: str, owner=None) -> Lab
     spec = version.spec
     overlay = None if variant == "baseline" else variant
     resources = spec["resources"]
+    nonce = secrets.randbelow(2**31)
     with transaction.atomic():
         run = create_run(
-            owner=owner, files=program_for(version, seed, overlay, with_hidden=True), entry=spec["grade_entry"],
+            owner=owner, files=program_for(version, seed, overlay, nonce=nonce), entry=spec["grade_entry"],
             ranks=resources["ranks"], timeout_seconds=resources["timeout_seconds"],
             memory_mb=resources["memory_mb"], cpus=resources["cpus"],
             gpu="none" if resources["gpu"] == "optional" else resources["gpu"], purpose="validate", enqueue=False,
