@@ -13,6 +13,7 @@ api_patterns = [
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("sandbox/", include("sandbox.api_urls")),
+    path("labs/", include("labs.api_urls")),
     path("", include("questions.api_urls")),
 ]
 

@@ -1,8 +1,125 @@
+from __future__ import annotations
+
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.safestring import mark_safe
+from django.utils.translation import get_language
+from django.views.decorators.http import require_POST
+
+from faultline.roles import Role, has_role
+from labs import services
+from labs.loader import latest_version
+from labs.models import Attempt, Lab, LabRun
+from labs.presenters import attempt_payload, file_diffs, pick
+from labs.scoring import FORMULA
+from questions.rendering import render_markdown
+
+
+def briefing_html(spec: dict, language: str | None) -> str:
+    # render_markdown sanitises with nh3, so the result is safe to insert as HTML.
+    return mark_safe(render_markdown(pick(spec["briefing"], language)))
 
 
 @login_required
 def index(request: HttpRequest) -> HttpResponse:
-    return render(request, "labs/index.html")
+    language = get_language()
+    labs = [{"lab": lab, "title": pick(lab.current.spec["title"], language)} for lab in services.published_labs()]
+    context = {
+        "labs": labs,
+        "attempts": Attempt.objects.filter(user=request.user).select_related("version__lab")[:20],
+    }
+    if has_role(request.user, Role.AUTHOR):
+        context["catalog"] = [(lab, latest_version(lab)) for lab in Lab.objects.filter(retired=False)]
+    return render(request, "labs/index.html", context)
+
+
+@login_required
+def lab_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    lab = get_object_or_404(Lab, slug=slug, retired=False)
+    version = lab.current
+    if version is None:
+        if not has_role(request.user, Role.AUTHOR):
+            raise Http404
+        version = latest_version(lab)
+    language = get_language()
+    spec = version.spec
+    return render(
+        request,
+        "labs/lab.html",
+        {
+            "lab": lab,
+            "version": version,
+            "title": pick(spec["title"], language),
+            "briefing_html": briefing_html(spec, language),
+            "resources": spec["resources"],
+            "questions": lab.questions.all(),
+            "attempts": Attempt.objects.filter(user=request.user, version__lab=lab),
+            "is_author": has_role(request.user, Role.AUTHOR),
+        },
+    )
+
+
+@login_required
+@require_POST
+def start(request: HttpRequest, slug: str) -> HttpResponse:
+    lab = get_object_or_404(Lab, slug=slug)
+    try:
+        attempt = services.start_attempt(request.user, lab)
+    except services.LabRefused as exc:
+        messages.error(request, str(exc))
+        return redirect("labs:lab", slug=slug)
+    return redirect("labs:workspace", pk=attempt.pk)
+
+
+def _own(request: HttpRequest, pk: int) -> Attempt:
+    attempt = get_object_or_404(Attempt.objects.select_related("version__lab"), pk=pk)
+    if attempt.user_id != request.user.id and not request.user.is_staff:
+        raise Http404
+    return attempt
+
+
+@login_required
+def workspace(request: HttpRequest, pk: int) -> HttpResponse:
+    attempt = _own(request, pk)
+    return render(
+        request,
+        "labs/workspace.html",
+        {
+            "attempt": attempt,
+            "payload": attempt_payload(attempt, get_language()),
+            "briefing_html": briefing_html(attempt.version.spec, get_language()),
+            "formula": FORMULA,
+        },
+    )
+
+
+@login_required
+def diff(request: HttpRequest, pk: int) -> HttpResponse:
+    return render(request, "labs/_diff.html", {"diffs": file_diffs(_own(request, pk))})
+
+
+@login_required
+def fix_result(request: HttpRequest, pk: int, run_pk: int) -> HttpResponse:
+    attempt = _own(request, pk)
+    lab_run = get_object_or_404(LabRun.objects.select_related("run"), attempt=attempt, pk=run_pk, kind=LabRun.Kind.FIX)
+    language = get_language()
+    detail = attempt.diagnosis_detail or {}
+    points = [{**p, "label_text": pick(p["label"], language)} for p in detail.get("points", [])]
+    return render(
+        request,
+        "labs/result.html",
+        {
+            "attempt": attempt,
+            "lab_run": lab_run,
+            "run": lab_run.run,
+            "title": pick(attempt.version.spec["title"], language),
+            "points": points,
+            "diagnosis": detail,
+            "formula": FORMULA,
+            # Static findings are for the people who review a fix, not a verdict on it.
+            "show_flags": has_role(request.user, Role.INTERVIEWER) or has_role(request.user, Role.AUTHOR),
+            "flags": [{"text": pick(f, language), "pattern": f["pattern"]} for f in lab_run.flags],
+        },
+    )

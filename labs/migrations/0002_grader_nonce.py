@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('labs', '0001_initial'),
+        ("labs", "0001_initial"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='labrun',
-            name='grader_nonce',
+            model_name="labrun",
+            name="grader_nonce",
             field=models.PositiveIntegerField(default=0),
         ),
     ]

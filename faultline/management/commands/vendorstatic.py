@@ -18,6 +18,16 @@ VENDOR_FILES: dict[str, tuple[str, list[str]]] = {
     # Source maps travel with the files that reference them: the manifest storage
     # used when DEBUG is off refuses to collect a file whose map is missing.
     "chartjs": ("chart.js", ["dist/chart.umd.min.js", "dist/chart.umd.min.js.map", "LICENSE.md"]),
+    "prism": (
+        "prismjs",
+        [
+            "prism.js",
+            "components/prism-python.min.js",
+            "components/prism-diff.min.js",
+            "themes/prism.min.css",
+            "LICENSE",
+        ],
+    ),
     "swagger-ui": (
         "swagger-ui-dist",
         [

@@ -1,0 +1,127 @@
+"""The JSON shapes the API and the workspace page share, in the reader's language."""
+
+from __future__ import annotations
+
+import difflib
+
+from labs.models import Attempt, Lab, LabRun
+from labs.scoring import FORMULA
+from labs.services import current_score, original_files
+from sandbox.models import Run
+
+
+def pick(texts: dict, language: str | None) -> str:
+    return texts["zh"] if (language or "").startswith("zh") else texts["en"]
+
+
+def lab_payload(lab: Lab, language: str | None) -> dict:
+    spec = lab.current.spec
+    return {
+        "slug": lab.slug,
+        "family": lab.family,
+        "difficulty": lab.difficulty,
+        "title": pick(spec["title"], language),
+        "version": lab.current.number,
+        "ranks": spec["resources"]["ranks"],
+        "gpu": spec["resources"]["gpu"],
+    }
+
+
+def queue_position(run: Run) -> int | None:
+    """Runs ahead of this one in its queue (0: next to start); None once it has started."""
+    if run.status != Run.Status.QUEUED:
+        return None
+    return Run.objects.filter(queue=run.queue, status=Run.Status.QUEUED, created_at__lt=run.created_at).count()
+
+
+def lab_run_payload(lab_run: LabRun, language: str | None, full: bool = True) -> dict:
+    run = lab_run.run
+    data = {
+        "id": lab_run.pk,
+        "kind": lab_run.kind,
+        "status": run.status,
+        "created_at": run.created_at,
+        "finished_at": run.finished_at,
+        "exit_codes": run.exit_codes,
+        "timed_out": run.timed_out,
+        "oom_killed": run.oom_killed,
+        "duration_seconds": run.duration_seconds,
+        "peak_memory_bytes": run.peak_memory_bytes,
+        "error": run.error_message if run.status == Run.Status.ERROR else "",
+        "platform_fault": run.status == Run.Status.ERROR,
+        "backend": run.backend,
+        "toggles": sorted(run.env),
+    }
+    if full:
+        data["queue_position"] = queue_position(run)
+        data["log_truncated"] = run.log_truncated
+    if lab_run.kind == LabRun.Kind.FIX:
+        data.update(
+            passed=lab_run.passed, fix_percent=lab_run.fix_percent, score=lab_run.score,
+            score_detail=lab_run.score_detail, checks=lab_run.checks, graded=lab_run.graded_at is not None,
+        )  # fmt: skip
+    return data
+
+
+def attempt_payload(attempt: Attempt, language: str | None) -> dict:
+    attempt.refresh_from_db()
+    spec = attempt.version.spec
+    revealed = {h.index: h for h in attempt.hint_reveals.all()}
+    return {
+        "id": attempt.pk,
+        "lab": attempt.version.lab.slug,
+        "version": attempt.version.number,
+        "seed": attempt.seed,
+        "status": attempt.status,
+        "title": pick(spec["title"], language),
+        "briefing": pick(spec["briefing"], language),
+        "entry": spec["entry"],
+        "files": attempt.files,
+        "tools": spec["tools"],
+        "hints": [
+            {"index": i, "cost": h["cost"], "text": pick(h, language) if i in revealed else None}
+            for i, h in enumerate(spec["hints"])
+        ],
+        "root_causes": [{"key": o["key"], "text": pick(o, language)} for o in spec["diagnosis"]["options"]],
+        "diagnosis": {
+            "root_cause": attempt.diagnosis_choice,
+            "evidence": attempt.diagnosis_text,
+            "score": attempt.diagnosis_score,
+            "detail": attempt.diagnosis_detail,
+        },
+        "score": current_score(attempt),
+        "best_score": attempt.best_score,
+        "formula": FORMULA,
+    }
+
+
+def file_diffs(attempt: Attempt) -> list[dict]:
+    original = original_files(attempt)
+    diffs = []
+    for name in sorted(set(original) | set(attempt.files)):
+        before = original.get(name, "").splitlines(keepends=True)
+        after = attempt.files.get(name, "").splitlines(keepends=True)
+        lines = list(difflib.unified_diff(before, after, f"original/{name}", f"yours/{name}"))
+        if lines:
+            diffs.append({"name": name, "diff": "".join(lines)})
+    return diffs
+
+
+def timeline(attempt: Attempt, language: str | None) -> list[dict]:
+    """Runs, tool outputs, hints and the diagnosis, oldest first."""
+    items = []
+    for lab_run in attempt.lab_runs.select_related("run"):
+        items.append({"at": lab_run.run.created_at, "type": lab_run.kind, **lab_run_payload(lab_run, language, False)})
+        for diagnostic in lab_run.run.diagnostics.all():
+            items.append(
+                {"at": diagnostic.created_at, "type": "tool", "tool": diagnostic.kind, "run": lab_run.pk,
+                 "status": diagnostic.status, "output": diagnostic.output}
+            )  # fmt: skip
+    hints = attempt.version.spec["hints"]
+    for reveal in attempt.hint_reveals.all():
+        items.append({"at": reveal.created_at, "type": "hint", "index": reveal.index, "cost": reveal.cost,
+                      "text": pick(hints[reveal.index], language)})  # fmt: skip
+    if attempt.diagnosed_at:
+        items.append({"at": attempt.diagnosed_at, "type": "diagnosis", "root_cause": attempt.diagnosis_choice,
+                      "score": attempt.diagnosis_score})  # fmt: skip
+    return sorted(items, key=lambda item: item["at"])

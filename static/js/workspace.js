@@ -1,0 +1,413 @@
+// Lab workspace: editor, runs with live log and charts, tools, diagnosis, hints, timeline.
+// Everything goes through the JSON API, the same one scripts and tests use.
+(function () {
+  "use strict";
+  const root = document.getElementById("workspace");
+  if (!root) return;
+  const api = root.dataset.api;
+  let attempt = JSON.parse(document.getElementById("attempt-data").textContent);
+  let files = Object.assign({}, attempt.files);
+  let current = attempt.entry in files ? attempt.entry : Object.keys(files)[0];
+  let dirty = false;
+  let live = null; // {id, logSeq, eventSeq, timer}
+  const $ = (id) => document.getElementById(id);
+  const input = $("code-input");
+  const highlight = $("code-highlight");
+
+  function csrf() {
+    const match = document.cookie.match(/(?:^|; )csrftoken=([^;]+)/);
+    return match ? decodeURIComponent(match[1]) : "";
+  }
+
+  async function call(method, url, body) {
+    const response = await fetch(url, {
+      method: method,
+      headers: { "Content-Type": "application/json", "X-CSRFToken": csrf(), Accept: "application/json" },
+      credentials: "same-origin",
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const data = await response.json().catch(() => ({}));
+    if (!response.ok) {
+      const error = data.error || {};
+      const fields = error.fields ? Object.values(error.fields).flat().join(" ") : "";
+      throw new Error(fields || error.message || response.statusText);
+    }
+    return data;
+  }
+
+  // ---- editor -------------------------------------------------------------------------
+  function paint() {
+    highlight.textContent = input.value + (input.value.endsWith("\n") ? " " : "");
+    if (window.Prism) window.Prism.highlightElement(highlight);
+  }
+
+  function renderTabs() {
+    const tabs = $("file-tabs");
+    tabs.replaceChildren();
+    Object.keys(files).sort().forEach((name) => {
+      const tab = document.createElement("button");
+      tab.type = "button";
+      tab.role = "tab";
+      tab.textContent = name;
+      tab.setAttribute("aria-selected", String(name === current));
+      tab.addEventListener("click", () => {
+        files[current] = input.value;
+        current = name;
+        openFile();
+      });
+      tabs.appendChild(tab);
+    });
+  }
+
+  function openFile() {
+    input.value = files[current] || "";
+    renderTabs();
+    paint();
+  }
+
+  input.addEventListener("input", () => {
+    files[current] = input.value;
+    dirty = true;
+    $("save-state").textContent = root.dataset.unsaved || "unsaved changes";
+    paint();
+  });
+  input.addEventListener("scroll", () => {
+    highlight.parentElement.scrollTop = input.scrollTop;
+    highlight.parentElement.scrollLeft = input.scrollLeft;
+  });
+  input.addEventListener("keydown", (event) => {
+    if (event.key === "Tab" && !event.shiftKey) {
+      event.preventDefault();
+      const start = input.selectionStart;
+      input.setRangeText("    ", start, input.selectionEnd, "end");
+      input.dispatchEvent(new Event("input"));
+    }
+  });
+
+  async function save() {
+    files[current] = input.value;
+    const data = await call("PUT", api + "files/", { files: files });
+    files = Object.assign({}, data.files);
+    dirty = false;
+    $("save-state").textContent = "saved";
+  }
+
+  $("save-btn").addEventListener("click", () => save().catch(showError));
+  $("reset-btn").addEventListener("click", async () => {
+    if (!window.confirm("Put back the original program? Your edits are lost.")) return;
+    const data = await call("PUT", api + "files/", { reset: true }).catch(showError);
+    if (!data) return;
+    files = Object.assign({}, data.files);
+    current = attempt.entry;
+    dirty = false;
+    openFile();
+  });
+  $("diff-btn").addEventListener("click", async () => {
+    const view = $("diff-view");
+    if (!view.hidden) {
+      view.hidden = true;
+      return;
+    }
+    try {
+      if (dirty) await save();
+      const response = await fetch(root.dataset.diffUrl, { credentials: "same-origin" });
+      view.innerHTML = await response.text();
+      view.hidden = false;
+      if (window.Prism) window.Prism.highlightAllUnder(view);
+    } catch (error) {
+      showError(error);
+    }
+  });
+
+  // ---- runs ---------------------------------------------------------------------------
+  const charts = {};
+  function makeChart(id, label) {
+    const canvas = $(id);
+    if (!canvas || typeof Chart === "undefined") return null;
+    return new Chart(canvas, {
+      type: "line",
+      data: { datasets: [] },
+      options: {
+        animation: false,
+        parsing: false,
+        responsive: true,
+        plugins: { legend: { display: true, position: "bottom" } },
+        scales: { x: { type: "linear", title: { display: true, text: label } } },
+      },
+    });
+  }
+
+  function resetCharts() {
+    for (const chart of Object.values(charts)) if (chart) chart.destroy();
+    charts.loss = makeChart("chart-loss", "step");
+    charts.grad = makeChart("chart-grad", "step");
+    charts.memory = makeChart("chart-memory", "s");
+    charts.throughput = makeChart("chart-throughput", "step");
+  }
+
+  function series(chart, name) {
+    let set = chart.data.datasets.find((d) => d.label === name);
+    if (!set) {
+      set = { label: name, data: [], pointRadius: 0, borderWidth: 1.5 };
+      chart.data.datasets.push(set);
+    }
+    return set.data;
+  }
+
+  function numeric(value) {
+    if (typeof value === "number") return value;
+    if (value === "nan") return NaN;
+    if (value === "inf") return Infinity;
+    if (value === "-inf") return -Infinity;
+    return null;
+  }
+
+  function addEvents(events) {
+    for (const event of events) {
+      const rank = "rank " + event.rank;
+      const d = event.data;
+      if (event.kind === "metric" && d.step !== undefined && d.step !== null) {
+        const loss = numeric(d.loss);
+        const grad = numeric(d.grad_norm);
+        const speed = numeric(d.throughput);
+        // Chart.js cannot draw NaN or infinity: they show as gaps, and the log says what happened.
+        if (charts.loss && loss !== null) series(charts.loss, rank).push({ x: d.step, y: Number.isFinite(loss) ? loss : null });
+        if (charts.grad && grad !== null) series(charts.grad, rank).push({ x: d.step, y: Number.isFinite(grad) ? grad : null });
+        if (charts.throughput && speed !== null) series(charts.throughput, rank).push({ x: d.step, y: speed });
+      } else if (event.kind === "memory" && charts.memory) {
+        series(charts.memory, rank).push({ x: event.t, y: (d.pss_bytes || d.rss_bytes || 0) / 1048576 });
+      } else if (event.kind === "cuda_memory" && charts.memory) {
+        series(charts.memory, rank + " CUDA allocated").push({ x: event.t, y: d.allocated_bytes / 1048576 });
+        series(charts.memory, rank + " CUDA reserved").push({ x: event.t, y: d.reserved_bytes / 1048576 });
+      }
+    }
+    for (const chart of Object.values(charts)) if (chart) chart.update("none");
+  }
+
+  const ACTIVE = ["queued", "starting", "running", "grading"];
+  function describe(run) {
+    if (run.status === "queued") return "queued" + (run.queue_position ? " (" + run.queue_position + " ahead)" : " (next)");
+    if (run.status === "error") return "platform error (not counted against you): " + run.error;
+    let text = run.kind === "fix" ? "fix " + run.status : "run " + run.status;
+    if (run.duration_seconds) text += " in " + run.duration_seconds.toFixed(1) + " s";
+    if (run.timed_out) text += " — killed at the deadline";
+    if (run.oom_killed) text += " — out of memory";
+    const codes = Object.entries(run.exit_codes || {});
+    if (codes.length) text += " — exit codes " + codes.map(([r, c]) => "rank " + r + ": " + c).join(", ");
+    return text;
+  }
+
+  function setRunning(active) {
+    $("run-btn").disabled = active;
+    $("fix-btn").disabled = active;
+    $("cancel-btn").disabled = !active;
+    for (const id of ["stacks-btn", "memory-btn"]) if ($(id)) $(id).disabled = !active;
+  }
+
+  async function poll() {
+    if (!live) return;
+    let data;
+    try {
+      data = await call("GET", api + "runs/" + live.id + "/?log_after=" + live.logSeq + "&events_after=" + live.eventSeq);
+    } catch (error) {
+      live.timer = setTimeout(poll, 2000);
+      return;
+    }
+    const log = $("run-log");
+    const atBottom = log.scrollTop + log.clientHeight >= log.scrollHeight - 5;
+    for (const chunk of data.log) {
+      log.append(chunk.text);
+      live.logSeq = chunk.seq;
+    }
+    if (atBottom) log.scrollTop = log.scrollHeight;
+    if (data.events.length) {
+      addEvents(data.events);
+      live.eventSeq = data.events[data.events.length - 1].seq;
+    }
+    $("run-state").textContent = describe(data);
+    showDiagnostics(data.diagnostics);
+    const active = ACTIVE.includes(data.status);
+    setRunning(active);
+    if (active || data.events.length === 3000) {
+      live.timer = setTimeout(poll, 1000);
+    } else {
+      const finished = live;
+      live = null;
+      refreshAttempt();
+      if (data.kind === "fix") {
+        window.location.href = root.dataset.resultUrl.replace(/\/0\/$/, "/" + finished.id + "/");
+      }
+    }
+  }
+
+  function showDiagnostics(diagnostics) {
+    const box = $("tool-output");
+    box.replaceChildren();
+    for (const d of diagnostics) {
+      const details = document.createElement("details");
+      details.open = true;
+      const summary = document.createElement("summary");
+      summary.textContent = d.kind + " · " + d.status;
+      const pre = document.createElement("pre");
+      pre.className = "tool-output";
+      pre.textContent = d.output || "…";
+      details.append(summary, pre);
+      box.appendChild(details);
+    }
+  }
+
+  async function start(fix) {
+    const toggles = Array.from(document.querySelectorAll("input[name=toggle]:checked")).map((el) => el.value);
+    files[current] = input.value;
+    try {
+      const run = await call("POST", api + "runs/", { files: files, toggles: toggles, fix: fix });
+      dirty = false;
+      $("save-state").textContent = "saved";
+      follow(run);
+    } catch (error) {
+      showError(error);
+    }
+  }
+
+  function follow(run) {
+    if (live && live.timer) clearTimeout(live.timer);
+    $("run-log").textContent = "";
+    $("tool-output").replaceChildren();
+    resetCharts();
+    live = { id: run.id, logSeq: 0, eventSeq: 0, timer: null };
+    $("run-state").textContent = describe(run);
+    setRunning(true);
+    poll();
+  }
+
+  $("run-btn").addEventListener("click", () => start(false));
+  $("fix-btn").addEventListener("click", () => start(true));
+  $("cancel-btn").addEventListener("click", () => {
+    if (live) call("POST", api + "runs/" + live.id + "/cancel/").catch(showError);
+  });
+  for (const tool of ["stacks", "memory"]) {
+    const button = $(tool + "-btn");
+    if (button) {
+      button.addEventListener("click", () => {
+        if (live) call("POST", api + "runs/" + live.id + "/" + tool + "/").catch(showError);
+      });
+    }
+  }
+
+  // ---- diagnosis, hints, score, timeline ---------------------------------------------
+  $("diagnosis-form").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const choice = document.querySelector("input[name=root_cause]:checked");
+    try {
+      attempt = await call("POST", api + "diagnosis/", {
+        root_cause: choice ? choice.value : "",
+        evidence: $("evidence").value,
+      });
+      renderAttempt();
+    } catch (error) {
+      showError(error);
+    }
+  });
+
+  function renderDiagnosis() {
+    const box = $("diagnosis-result");
+    box.replaceChildren();
+    const d = attempt.diagnosis;
+    if (d.score === null || d.score === undefined) return;
+    const p = document.createElement("p");
+    p.className = "diagnosis-score";
+    p.textContent =
+      "Diagnosis score " + d.score + "/100 — root cause " + (d.detail.root_cause_correct ? "correct" : "not supported") +
+      "; evidence covers " + d.detail.evidence_percent + "% of the rubric.";
+    const list = document.createElement("ul");
+    for (const point of d.detail.points || []) {
+      const li = document.createElement("li");
+      const label = document.documentElement.lang.startsWith("zh") ? point.label.zh : point.label.en;
+      li.textContent = label + " — found: " + (point.found.join(", ") || "–") + "; missing: " + (point.missing.join(", ") || "–");
+      list.appendChild(li);
+    }
+    box.append(p, list);
+  }
+
+  function renderHints() {
+    const list = $("hints");
+    list.replaceChildren();
+    for (const hint of attempt.hints) {
+      const li = document.createElement("li");
+      if (hint.text) {
+        li.textContent = hint.text + " (−" + hint.cost + ")";
+      } else {
+        const button = document.createElement("button");
+        button.type = "button";
+        button.textContent = "Reveal hint " + (hint.index + 1) + " (costs " + hint.cost + " points)";
+        button.addEventListener("click", async () => {
+          try {
+            attempt = await call("POST", api + "hints/" + hint.index + "/");
+            renderAttempt();
+          } catch (error) {
+            showError(error);
+          }
+        });
+        li.appendChild(button);
+      }
+      list.appendChild(li);
+    }
+  }
+
+  async function renderTimeline() {
+    const items = await call("GET", api + "timeline/").catch(() => []);
+    const list = $("timeline");
+    list.replaceChildren();
+    for (const item of items) {
+      const li = document.createElement("li");
+      const when = new Date(item.at).toLocaleTimeString();
+      if (item.type === "tool") li.textContent = when + " · " + item.tool + " (" + item.status + ")";
+      else if (item.type === "hint") li.textContent = when + " · hint " + (item.index + 1) + " (−" + item.cost + ")";
+      else if (item.type === "diagnosis") li.textContent = when + " · diagnosis (" + item.score + "/100)";
+      else {
+        const link = document.createElement("a");
+        link.href = "#";
+        link.textContent = when + " · " + describe(item);
+        link.addEventListener("click", (event) => {
+          event.preventDefault();
+          if (item.type === "fix") window.location.href = root.dataset.resultUrl.replace(/\/0\/$/, "/" + item.id + "/");
+          else follow(item);
+        });
+        li.appendChild(link);
+      }
+      list.appendChild(li);
+    }
+  }
+
+  function renderAttempt() {
+    renderDiagnosis();
+    renderHints();
+    const s = attempt.score;
+    $("score-line").textContent =
+      "fix " + s.fix + " · diagnosis " + s.diagnosis + " · hints −" + s.hints + " → " + s.score +
+      (attempt.best_score !== null ? " (best graded: " + attempt.best_score + ")" : "");
+    $("attempt-status").textContent = attempt.status === "passed" ? "Fixed" : "In progress";
+    renderTimeline();
+  }
+
+  async function refreshAttempt() {
+    attempt = await call("GET", api).catch(() => attempt);
+    renderAttempt();
+  }
+
+  function showError(error) {
+    $("run-state").textContent = "⚠ " + error.message;
+    $("run-state").classList.add("error");
+    setTimeout(() => $("run-state").classList.remove("error"), 4000);
+  }
+
+  window.addEventListener("beforeunload", (event) => {
+    if (dirty) event.preventDefault();
+  });
+
+  document.addEventListener("DOMContentLoaded", () => {
+    openFile();
+    resetCharts();
+    renderAttempt();
+  });
+})();
