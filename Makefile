@@ -22,6 +22,7 @@ setup: check-tools $(RUNTIME_STAMP) $(NODE_STAMP)
 	@$(MANAGE) preflight
 	@$(MANAGE) migrate --noinput -v 0
 	@$(MANAGE) loadbank
+	@$(MANAGE) loadlabs
 	@$(MANAGE) collectstatic --noinput -v 0
 
 # The lab runner image for the Docker sandbox backend. Its tag is a hash of the
@@ -80,6 +81,10 @@ test: check-tools $(DEV_STAMP) $(NODE_STAMP) system-test-deps
 	else \
 		echo "== second pass skipped: set FAULTLINE_TEST_DATABASE_URL and FAULTLINE_TEST_REDIS_URL (as .ci/run does) to run the suite on PostgreSQL + Redis =="; \
 	fi
+	@echo "== every lab, one seed: faulty program fails, solution passes, every cover-up fails =="
+	@rm -rf var/validate
+	@FAULTLINE_VAR_DIR=$(CURDIR)/var/validate sh -c '$(MANAGE) migrate --noinput -v 0 && $(MANAGE) loadbank >/dev/null \
+		&& $(MANAGE) loadlabs >/dev/null && $(MANAGE) validatelab --all --seeds 1'
 
 clean:
 	rm -rf $(VENV) node_modules static/vendor var/static

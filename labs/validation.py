@@ -105,3 +105,23 @@ def record_validation(version: LabVersion, rows: list[ValidationRow]) -> None:
         # Publish: candidates starting now get this version; running attempts keep theirs.
         Lab.objects.filter(pk=version.lab_id).update(current=version)
         refresh_question_links()
+
+
+def pending_versions() -> list[LabVersion]:
+    """The newest version of every lab that has never been validated."""
+    pending = []
+    for lab in Lab.objects.filter(retired=False):
+        version = lab.versions.order_by("-number").first()
+        if version and version.validated_at is None and not version.validation:
+            pending.append(version)
+    return pending
+
+
+def validate_pending(seeds: int = 1) -> list[str]:
+    """Validate (and so publish) what loadlabs brought in; returns the slugs that passed."""
+    published = []
+    for version in pending_versions():
+        rows = validate_version(version, list(range(seeds)))
+        if rows and all(r.ok for r in rows):
+            published.append(version.lab.slug)
+    return published

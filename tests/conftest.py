@@ -50,11 +50,12 @@ def _loopback_only():
 
 @pytest.fixture(scope="session")
 def django_db_setup(django_db_setup, django_db_blocker):
-    """Load the real question bank once into the test database; tests roll back around it."""
+    """Load the real question bank and lab catalog once into the test database; tests roll back around it."""
     from django.core.management import call_command
 
     with django_db_blocker.unblock():
         call_command("loadbank", verbosity=0)
+        call_command("loadlabs", verbosity=0)
 
 
 @pytest.fixture(autouse=True)

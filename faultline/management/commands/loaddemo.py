@@ -14,3 +14,16 @@ class Command(BaseCommand):
         self.stdout.write("Demo accounts (local use only):")
         for username, password in credentials.items():
             self.stdout.write(f"  {roles[username]:<12} user {username:<12} password {password}")
+        self.queue_lab_validation()
+
+    def queue_lab_validation(self) -> None:
+        from labs.tasks import validate_pending
+        from labs.validation import pending_versions
+
+        pending = pending_versions()
+        if not pending:
+            return
+        # The worker proves each lab (fault reproduces, solution passes, cover-ups fail) before
+        # candidates see it; labs appear on /labs/ one by one as they pass.
+        validate_pending.apply_async(kwargs={"seeds": 1})
+        self.stdout.write(f"Queued validation of {len(pending)} lab(s); they are published as they pass.")

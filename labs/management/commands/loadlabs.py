@@ -2,19 +2,23 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from labs.loader import load_labs
-from labs.spec import CATALOG_DIR, LabCatalogError
+from labs.spec import LabCatalogError
 
 
 class Command(BaseCommand):
     help = "Import labs/catalog/ (idempotent; nothing is written if any lab is bad). New versions need validatelab."
 
     def add_arguments(self, parser) -> None:
-        parser.add_argument("--catalog-dir", type=Path, default=CATALOG_DIR, help="folder of <slug>/lab.yaml")
+        parser.add_argument("--catalog-dir", type=Path, help="folder of <slug>/lab.yaml (default: LAB_CATALOG_DIR)")
 
-    def handle(self, *args, catalog_dir: Path, **options) -> None:
+    def handle(self, *args, catalog_dir: Path | None, **options) -> None:
+        catalog_dir = catalog_dir or Path(settings.LAB_CATALOG_DIR)
+        if not catalog_dir.is_dir():
+            raise CommandError(f"lab catalog {catalog_dir} is not a folder (LAB_CATALOG_DIR or --catalog-dir)")
         try:
             report = load_labs(catalog_dir.resolve())
         except LabCatalogError as exc:

@@ -1,0 +1,83 @@
+"""Checks the saved churn model and the validation results the job reported.
+
+The validation split is rebuilt from the variant's data seed: the job must report a
+validation loss for every epoch, and probabilities for every validation row that agree
+with the saved model. Held-out accuracy is measured on fresh accounts from the hidden seed.
+"""
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from labs.grader_api import CandidateOutputError
+
+FEATURES = 32
+CLASSES = 4
+VAL_ROWS = 16384
+
+
+def _teacher(seed):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(FEATURES, 64, generator=g) / FEATURES**0.5, torch.randn(64, CLASSES, generator=g)
+
+
+def _labels(x, seed, g):
+    w1, w2 = _teacher(seed)
+    return (torch.tanh(2.0 * x @ w1) @ w2 + 0.15 * torch.randn(len(x), CLASSES, generator=g)).argmax(1)
+
+
+def _val_split(seed):
+    g = torch.Generator().manual_seed(seed * 7 + 2)
+    x = torch.randn(VAL_ROWS, FEATURES, generator=g)
+    return x, _labels(x, seed, g)
+
+
+def _net(width):
+    return nn.Sequential(
+        nn.Linear(FEATURES, width), nn.ReLU(),
+        nn.Linear(width, width), nn.ReLU(),
+        nn.Linear(width, width), nn.ReLU(),
+        nn.Linear(width, CLASSES),
+    )  # fmt: skip
+
+
+def evaluate(ctx):
+    data_seed, width = int(ctx.params["data_seed"]), int(ctx.params["width"])
+    state = ctx.load("model.pt")
+    net = _net(width)
+    try:
+        net.load_state_dict({k.removeprefix("body."): v for k, v in state.items()})
+    except Exception as exc:
+        raise CandidateOutputError(f"model.pt does not fit ChurnNet: {str(exc).splitlines()[0]}") from None
+    net.eval()
+
+    report = ctx.load("val.pt")
+    if not isinstance(report, dict) or "val_loss" not in report or "val_probs" not in report:
+        raise CandidateOutputError("val.pt must hold a dict with 'val_loss' and 'val_probs'")
+    losses = torch.as_tensor(report["val_loss"]).detach().float().flatten()
+    probs = torch.as_tensor(report["val_probs"]).detach().float()
+
+    x_val, y_val = _val_split(data_seed)
+    g = torch.Generator().manual_seed(ctx.seed)
+    x_new = torch.randn(8192, FEATURES, generator=g)
+    y_new = _labels(x_new, data_seed, g)
+    with torch.no_grad():
+        logits = net(x_val)
+        true_loss = F.cross_entropy(logits, y_val).item()
+        true_probs = logits.softmax(-1)
+        heldout_acc = (net(x_new).argmax(1) == y_new).float().mean().item()
+
+    if probs.shape == true_probs.shape:
+        probs_error = (probs - true_probs).abs().max().item()
+    else:
+        probs_error = math.inf
+    loss_error = abs(losses[-1].item() - true_loss) / true_loss if len(losses) else math.inf
+    return {
+        "val_epochs_reported": float(len(losses)),
+        "val_rows_reported": float(probs.shape[0]) if probs.dim() == 2 else 0.0,
+        "val_probs_max_error": probs_error,
+        "val_loss_rel_error": loss_error,
+        "heldout_accuracy": heldout_acc,
+    }

@@ -1,0 +1,48 @@
+"""Grades the data-loading fix on what the run left behind, with data the candidate never saw.
+
+At grading, the storage client (dataset.py) is replaced by the authoritative copy, whose
+store is seeded with the hidden seed. So:
+- the access log it wrote shows how often each record of the shard was really fetched;
+- the saved head must tag fresh records from that hidden store correctly, which it can only
+  learn by reading the store through the client.
+"""
+
+import struct
+
+import torch
+from torch import nn
+
+FEATURES = 32
+CLASSES = 4
+SHARD_SIZE = 1536
+
+
+def evaluate(ctx):
+    from labs.grader_api import CandidateOutputError
+
+    raw = ctx.path("store_reads.bin").read_bytes()
+    ids = [i for (i,) in struct.iter_unpack("<I", raw[: len(raw) // 4 * 4])]
+    counts = torch.zeros(SHARD_SIZE, dtype=torch.long)
+    for i in ids:
+        if 0 <= i < SHARD_SIZE:
+            counts[i] += 1
+
+    state = ctx.load("model.pt")
+    model = nn.Sequential(nn.Linear(FEATURES, 64), nn.ReLU(), nn.Linear(64, CLASSES))
+    try:
+        model.load_state_dict(state)
+    except Exception as exc:
+        raise CandidateOutputError(f"model.pt does not fit the tagging head: {str(exc).splitlines()[0]}") from None
+
+    g = torch.Generator().manual_seed(ctx.seed)
+    label_weights = torch.randn(FEATURES, CLASSES, generator=g)
+    probe = torch.Generator().manual_seed(ctx.seed + 7919)
+    x = torch.randn(4096, FEATURES, generator=probe)
+    y = (x @ label_weights).argmax(1)
+    with torch.no_grad():
+        acc = (model(x).argmax(1) == y).float().mean().item()
+    return {
+        "min_reads_per_record": float(counts.min().item()),
+        "records_read": float(len(ids)),
+        "heldout_accuracy": acc,
+    }

@@ -1,0 +1,153 @@
+"""The candidate's lab journey in the browser, once per fault family: run → see the fault → use a
+tool → diagnose → fix → pass; and a cover-up that fails with its reason shown.
+
+Runs are executed by the real runner and grader on the local process backend, started in a thread
+where a Celery worker would pick them up (the Celery round trip has its own test)."""
+
+from __future__ import annotations
+
+import re
+import threading
+from unittest import mock
+
+import pytest
+from django.core.management import call_command
+from django.db import connection
+from playwright.sync_api import expect
+
+from faultline.roles import Role
+from labs.models import Attempt, Lab
+from labs.services import program_for
+from sandbox import runner
+from tests.conftest import PASSWORD, make_user
+from tests.e2e.conftest import log_in
+from tests.labs.helpers import publish
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+FAMILIES = ["nan", "leak", "hang", "perf", "correctness"]
+
+
+@pytest.fixture
+def worker(settings):
+    settings.SANDBOX_BACKEND = "process"
+    threads: list[threading.Thread] = []
+
+    def enqueue(run) -> None:
+        def work() -> None:
+            try:
+                runner.execute_run(run.pk, worker_name="e2e-worker")
+            finally:
+                connection.close()
+
+        thread = threading.Thread(target=work, daemon=True)
+        thread.start()
+        threads.append(thread)
+
+    with mock.patch("sandbox.services.enqueue_run", enqueue):
+        yield
+    for thread in threads:
+        thread.join(timeout=120)
+
+
+@pytest.fixture
+def candidate_page(page, worker):
+    call_command("loadbank", verbosity=0)  # transactional tests start from a flushed database
+    call_command("loadlabs", verbosity=0)
+    make_user("cand", Role.CANDIDATE)
+    log_in(page, "cand", PASSWORD)
+    return page
+
+
+def first_lab(family: str) -> Lab:
+    lab = Lab.objects.filter(family=family).order_by("difficulty", "slug").first()
+    assert lab is not None, f"the catalog has no {family} lab"
+    return publish(lab.slug)
+
+
+def open_attempt(page, lab: Lab) -> Attempt:
+    page.goto("/labs/")
+    page.get_by_role("link", name=lab.current.spec["title"]["en"]).click()
+    page.get_by_role("button", name="Start a new attempt").click()
+    page.wait_for_url("**/labs/attempts/*/")
+    return Attempt.objects.get(pk=int(page.url.rstrip("/").rsplit("/", 1)[1]))
+
+
+def wait_for_run_end(page, timeout: float = 90_000) -> str:
+    state = page.locator("#run-state")
+    expect(state).to_contain_text(re.compile(r"(passed|failed|cancelled) in \d"), timeout=timeout)
+    return state.inner_text()
+
+
+def use_a_tool(page, lab: Lab) -> None:
+    tools = lab.current.spec["tools"]
+    tool = "stacks" if lab.family in ("hang", "perf") and "stacks" in tools else None
+    tool = "memory" if lab.family == "leak" and "memory" in tools else tool
+    if tool:
+        page.get_by_role("button", name="Run", exact=True).click()
+        button = page.locator(f"#{tool}-btn")
+        expect(button).to_be_enabled(timeout=60_000)
+        expect(page.locator("#run-state")).to_contain_text("running", timeout=60_000)
+        page.wait_for_timeout(2500)  # let the program get going before probing it
+        button.click()
+        output = page.locator("#tool-output pre").first
+        expect(output).to_contain_text("rank 0", timeout=30_000)
+        wait_for_run_end(page)
+        return
+    toggle = next(t for t in tools if t not in ("stacks", "memory"))
+    page.locator(f"input[name=toggle][value={toggle}]").check()
+    page.get_by_role("button", name="Run", exact=True).click()
+    wait_for_run_end(page)
+
+
+def diagnose(page, lab: Lab) -> None:
+    diagnosis = lab.current.spec["diagnosis"]
+    page.locator(f"input[name=root_cause][value={diagnosis['correct']}]").check()
+    evidence = "; ".join(concept[0] for point in diagnosis["rubric"] for concept in point["concepts"])
+    page.locator("#evidence").fill(f"What I observed: {evidence}.")
+    page.get_by_role("button", name="Submit diagnosis").click()
+    expect(page.locator(".diagnosis-score")).to_contain_text("Diagnosis score 100/100")
+
+
+def apply_files(page, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        page.locator("#file-tabs button", has_text=name).click()
+        page.locator("#code-input").fill(text)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_candidate_fixes_a_lab_of_each_family(candidate_page, family, screenshot_dir):
+    page = candidate_page
+    lab = first_lab(family)
+    attempt = open_attempt(page, lab)
+    use_a_tool(page, lab)
+    expect(page.locator("#run-log"), page.locator("#run-state").inner_text()).not_to_be_empty()
+    if family == "nan":
+        expect(page.locator("#chart-loss")).to_be_visible()
+        page.screenshot(path=str(screenshot_dir / "lab-workspace.png"), full_page=True)
+    diagnose(page, lab)
+    solution = program_for(attempt.version, attempt.seed, "solution")
+    apply_files(page, {name: solution[name] for name in attempt.version.spec["solution"]})
+    page.get_by_role("button", name="Submit fix").click()
+    page.wait_for_url("**/fixes/*/", timeout=150_000)
+    expect(page.locator("#verdict")).to_contain_text("Passed: every check holds.", timeout=60_000)
+    expect(page.locator("#checks tr.fail")).to_have_count(0)
+    if family == "nan":
+        page.screenshot(path=str(screenshot_dir / "lab-result.png"), full_page=True)
+    attempt.refresh_from_db()
+    assert attempt.status == Attempt.Status.PASSED
+
+
+def test_a_cover_up_fails_with_the_reason_shown(candidate_page, screenshot_dir):
+    page = candidate_page
+    lab = first_lab("nan")
+    attempt = open_attempt(page, lab)
+    name = sorted(attempt.version.spec["bad_fixes"])[0]
+    bad = program_for(attempt.version, attempt.seed, f"bad:{name}")
+    apply_files(page, {path: bad[path] for path in attempt.version.spec["bad_fixes"][name]})
+    page.get_by_role("button", name="Submit fix").click()
+    page.wait_for_url("**/fixes/*/", timeout=150_000)
+    expect(page.locator("#verdict")).to_contain_text("Not fixed yet", timeout=60_000)
+    failed = page.locator("#checks tr.fail")
+    expect(failed.first).to_be_visible()
+    assert "fail" in failed.first.inner_text()
+    page.screenshot(path=str(screenshot_dir / "lab-result-failed.png"), full_page=True)

@@ -1,0 +1,146 @@
+"""The candidate's lab actions through HTTP: attempts, files, runs, quotas, diagnosis, hints."""
+
+from __future__ import annotations
+
+from unittest import mock
+
+import pytest
+from django.test import override_settings
+
+from labs.models import Attempt, LabRun
+from sandbox.models import Run
+from tests.labs.helpers import EXAMPLE, publish
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def attempt_url(login, candidate):
+    publish()
+    client = login(candidate)
+    response = client.post(f"/api/labs/{EXAMPLE}/attempts/")
+    assert response.status_code == 201, response.content
+    return client, f"/api/labs/attempts/{response.json()['id']}/"
+
+
+def test_unpublished_lab_cannot_be_started(login, candidate):
+    response = login(candidate).post(f"/api/labs/{EXAMPLE}/attempts/")
+    assert response.status_code == 400
+    assert "not published" in response.json()["error"]["message"] + str(response.json()["error"].get("fields"))
+
+
+def test_catalog_lists_only_published_labs(login, candidate):
+    client = login(candidate)
+    assert client.get("/api/labs/").json() == []
+    publish()
+    assert [lab["slug"] for lab in client.get("/api/labs/").json()] == [EXAMPLE]
+
+
+def test_attempt_has_a_seeded_program_and_no_hidden_answers(attempt_url):
+    client, url = attempt_url
+    data = client.get(url).json()
+    attempt = Attempt.objects.get(pk=data["id"])
+    assert data["files"] == attempt.files and "train.py" in data["files"]
+    text = str(data)
+    assert "fit_input_stats(x)" not in data["files"]["train.py"]  # the fix is not handed out
+    assert "unnormalised-inputs" in text  # root-cause options are listed...
+    assert "heldout_r2" not in text and "grader" not in text.lower()  # ...the grader is not
+
+
+def test_other_users_cannot_see_an_attempt(attempt_url, login, interviewer):
+    _, url = attempt_url
+    assert login(interviewer).get(url).status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("files", "message"),
+    [
+        ({"../escape.py": "x"}, "not a relative path"),
+        ({"train.py": "x", "data.bin": "x"}, "only text files"),
+        ({"model.py": "x"}, "entry point train.py cannot be removed"),
+        ({"train.py": "a\x00b"}, "Null characters are not allowed"),
+    ],
+)
+def test_bad_files_are_refused_with_the_reason(attempt_url, files, message):
+    client, url = attempt_url
+    response = client.put(url + "files/", {"files": files}, content_type="application/json")
+    assert response.status_code == 400
+    assert message in str(response.json())
+
+
+def test_save_and_reset_files(attempt_url):
+    client, url = attempt_url
+    original = client.get(url).json()["files"]
+    edited = {**original, "train.py": original["train.py"] + "\n# edited\n"}
+    assert client.put(url + "files/", {"files": edited}, content_type="application/json").status_code == 200
+    assert client.get(url).json()["files"]["train.py"].endswith("# edited\n")
+    client.put(url + "files/", {"reset": True}, content_type="application/json")
+    assert client.get(url).json()["files"] == original
+
+
+def test_one_active_run_and_an_hourly_quota(attempt_url):
+    client, url = attempt_url
+    with mock.patch("sandbox.services.enqueue_run"):
+        first = client.post(url + "runs/", {}, content_type="application/json")
+        assert first.status_code == 201
+        second = client.post(url + "runs/", {}, content_type="application/json")
+        assert second.status_code == 400 and "already have a run in progress" in str(second.json())
+        # A run the platform failed does not count against the candidate.
+        Run.objects.update(status=Run.Status.ERROR)
+        with override_settings(LAB_RUNS_PER_HOUR=1):
+            assert client.post(url + "runs/", {}, content_type="application/json").status_code == 201
+            Run.objects.update(status=Run.Status.FAILED)
+            refused = client.post(url + "runs/", {}, content_type="application/json")
+    assert refused.status_code == 400 and "lab runs for this hour" in str(refused.json())
+
+
+def test_fix_runs_carry_hidden_files_and_a_nonce_plain_runs_do_not(attempt_url):
+    client, url = attempt_url
+    with mock.patch("sandbox.services.enqueue_run"):
+        run_id = client.post(url + "runs/", {"toggles": ["detect_anomaly"]}, content_type="application/json").json()[
+            "id"
+        ]
+    lab_run = LabRun.objects.get(pk=run_id)
+    assert lab_run.run.purpose == "run" and lab_run.run.env == {"FAULTLINE_DETECT_ANOMALY": "1"}
+    refused = client.post(url + "runs/", {"toggles": ["nccl_debug"]}, content_type="application/json")
+    assert refused.status_code == 400
+
+
+def test_diagnosis_is_scored_with_an_explanation(attempt_url):
+    client, url = attempt_url
+    short = client.post(
+        url + "diagnosis/", {"root_cause": "bad-init", "evidence": "dunno"}, content_type="application/json"
+    )
+    assert short.status_code == 400 and "20 characters" in str(short.json())
+    wrong = client.post(
+        url + "diagnosis/",
+        {"root_cause": "bad-init", "evidence": "The init looks odd to me, probably random."},
+        content_type="application/json",
+    ).json()["diagnosis"]
+    good = client.post(
+        url + "diagnosis/",
+        {"root_cause": "unnormalised-inputs", "evidence": (
+            "The loss and the gradient norm explode for a few steps, then NaN. The inputs are raw units with a large "
+            "scale and are never normalized (fit_input_stats is not called), so this learning rate diverges."
+        )},
+        content_type="application/json",
+    ).json()["diagnosis"]  # fmt: skip
+    assert wrong["score"] < 50 <= good["score"]
+    assert good["detail"]["root_cause_correct"] and good["detail"]["evidence_percent"] == 100
+    zh = client.post(
+        url + "diagnosis/",
+        {
+            "root_cause": "unnormalised-inputs",
+            "evidence": "损失和梯度范数先爆炸再变成 NaN；输入数值很大，没有做标准化，学习率相对太大。",
+        },
+        content_type="application/json",
+    ).json()["diagnosis"]
+    assert zh["detail"]["evidence_percent"] == 100
+
+
+def test_hints_open_in_order_and_cost_points(attempt_url):
+    client, url = attempt_url
+    assert client.post(url + "hints/1/").status_code == 400
+    data = client.post(url + "hints/0/").json()
+    assert data["hints"][0]["text"] and data["hints"][1]["text"] is None
+    assert data["score"]["hints"] == 5

@@ -1,0 +1,90 @@
+"""Lab folders: the real catalog is valid, and each kind of mistake is rejected with file, field and reason."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+from labs.spec import CATALOG_DIR, FAMILIES, LabSpecError, load_catalog, load_lab
+
+EXAMPLE = CATALOG_DIR / "nan-lr-unnormalised"
+
+
+def test_catalog_is_valid_and_covers_every_family():
+    specs = load_catalog(settings.LAB_CATALOG_DIR)
+    assert len(specs) >= 14
+    assert {spec.family for spec in specs} == set(FAMILIES)
+    for spec in specs:
+        assert spec.bad_fixes, f"{spec.slug} has no bad fixes to prove the checks"
+        assert spec.questions, f"{spec.slug} is not tied to the bank"
+
+
+@pytest.fixture
+def lab_copy(tmp_path) -> Path:
+    target = tmp_path / EXAMPLE.name
+    shutil.copytree(EXAMPLE, target)
+    return target
+
+
+def edit_yaml(folder: Path, old: str, new: str) -> None:
+    path = folder / "lab.yaml"
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "where", "problem"),
+    [
+        ("family: nan", "family: nans", "family", "one of nan, leak"),
+        ("difficulty: 2", "difficulty: 9", "difficulty", "1–5"),
+        ("type: ranks_exit_zero", "type: exits_ok", "checks[1].type", "one of"),
+        ('op: ">=", value: 400', 'op: ">="', "checks[3] (steps)", "option 'value' is required"),
+        ("correct: unnormalised-inputs", "correct: gremlins", "diagnosis.correct", "must be one of"),
+        ("timeout_seconds: 60", "timeout_seconds: 6000", "resources.timeout_seconds", "5–600"),
+        ("  zh: 回归模型的损失几秒内变成 NaN\n", "", "title.zh", "missing or empty"),
+    ],
+)
+def test_lab_yaml_errors_name_the_field(lab_copy, old, new, where, problem):
+    edit_yaml(lab_copy, old, new)
+    with pytest.raises(LabSpecError) as caught:
+        load_lab(lab_copy)
+    assert caught.value.where == where
+    assert problem in caught.value.problem
+    assert str(lab_copy / "lab.yaml") in str(caught.value)
+
+
+def test_undeclared_placeholder_names_file_and_line(lab_copy):
+    train = lab_copy / "program" / "train.py"
+    train.write_text(train.read_text() + "print({{ secret_step }})\n")
+    with pytest.raises(LabSpecError) as caught:
+        load_lab(lab_copy)
+    assert caught.value.path.endswith("program/train.py")
+    assert caught.value.where.startswith("line ")
+    assert "secret_step" in caught.value.problem
+
+
+def test_missing_solution_and_stray_bad_fix_are_rejected(lab_copy):
+    (lab_copy / "bad_fixes" / "undocumented").mkdir()
+    (lab_copy / "bad_fixes" / "undocumented" / "train.py").write_text("pass\n")
+    with pytest.raises(LabSpecError, match="bad_fixes/undocumented has no entry"):
+        load_lab(lab_copy)
+    shutil.rmtree(lab_copy / "bad_fixes" / "undocumented")
+    shutil.rmtree(lab_copy / "solution")
+    with pytest.raises(LabSpecError, match="solution: folder missing"):
+        load_lab(lab_copy)
+
+
+def test_symlinks_in_a_lab_are_refused(lab_copy):
+    (lab_copy / "program" / "passwd.txt").symlink_to("/etc/passwd")
+    with pytest.raises(LabSpecError, match="symbolic links"):
+        load_lab(lab_copy)
+
+
+def test_metric_check_without_grader_is_rejected(lab_copy):
+    (lab_copy / "grader.py").unlink()
+    with pytest.raises(LabSpecError, match="needs grader.py"):
+        load_lab(lab_copy)
