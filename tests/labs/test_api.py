@@ -14,6 +14,10 @@ from tests.labs.helpers import EXAMPLE, publish
 pytestmark = pytest.mark.django_db
 
 
+def post(client, url: str, data: dict):
+    return client.post(url, data, content_type="application/json")
+
+
 @pytest.fixture
 def attempt_url(login, candidate):
     publish()
