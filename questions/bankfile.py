@@ -59,7 +59,6 @@ class QuestionSpec:
     tags: list[str]
     source_document: str
     source_number: str
-    related_labs: list[str]
     related_questions: list[str]
     title: dict[str, str]
     prompt: dict[str, str]
@@ -155,7 +154,6 @@ def parse_question(path: Path, topic_slugs: set[str] | None = None) -> QuestionS
         tags=tags,
         source_document=document,
         source_number=number,
-        related_labs=_slug_list(path, "related_labs", meta.get("related_labs", []), minimum=0, maximum=20),
         related_questions=_slug_list(
             path, "related_questions", meta.get("related_questions", []), minimum=0, maximum=20
         ),

@@ -168,8 +168,6 @@ def _apply_spec(question: Question, spec: QuestionSpec, topic: Topic, digest: st
     question.difficulty = spec.difficulty
     question.source_document = spec.source_document
     question.source_number = spec.source_number
-    question.related_labs = spec.related_labs
-    question.has_lab = bool(spec.related_labs)
     for lang in ("en", "zh"):
         setattr(question, f"title_{lang}", spec.title[lang])
         setattr(question, f"prompt_{lang}", spec.prompt[lang])
