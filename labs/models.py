@@ -3,17 +3,18 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from sandbox.models import Run
 
 
 class Lab(models.Model):
     class Family(models.TextChoices):
-        NAN = "nan", "NaN / divergence"
-        LEAK = "leak", "Memory leak"
-        HANG = "hang", "Hang / deadlock"
-        PERF = "perf", "Slowdown"
-        CORRECTNESS = "correctness", "Silent correctness"
+        NAN = "nan", _("NaN / divergence")
+        LEAK = "leak", _("Memory leak")
+        HANG = "hang", _("Hang / deadlock")
+        PERF = "perf", _("Slowdown")
+        CORRECTNESS = "correctness", _("Silent correctness")
 
     slug = models.SlugField(max_length=120, unique=True)
     family = models.CharField(max_length=12, choices=Family.choices)
@@ -60,8 +61,8 @@ class LabVersion(models.Model):
 
 class Attempt(models.Model):
     class Status(models.TextChoices):
-        OPEN = "open", "In progress"
-        PASSED = "passed", "Fixed"
+        OPEN = "open", _("In progress")
+        PASSED = "passed", _("Fixed")
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="lab_attempts")
     version = models.ForeignKey(LabVersion, on_delete=models.PROTECT, related_name="attempts")
@@ -89,9 +90,9 @@ class LabRun(models.Model):
     """A sandbox run that belongs to a lab: a candidate's run or fix, or a validation run."""
 
     class Kind(models.TextChoices):
-        RUN = "run", "Run"
-        FIX = "fix", "Submitted fix"
-        VALIDATE = "validate", "Validation"
+        RUN = "run", _("Run")
+        FIX = "fix", _("Submitted fix")
+        VALIDATE = "validate", _("Validation")
 
     run = models.OneToOneField(Run, on_delete=models.CASCADE, related_name="lab_run")
     version = models.ForeignKey(LabVersion, on_delete=models.CASCADE, related_name="runs")

@@ -6,6 +6,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.safestring import mark_safe
 from django.utils.translation import get_language
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from faultline.roles import Role, has_role
@@ -91,8 +92,40 @@ def workspace(request: HttpRequest, pk: int) -> HttpResponse:
             "payload": attempt_payload(attempt, get_language()),
             "briefing_html": briefing_html(attempt.version.spec, get_language()),
             "formula": FORMULA,
+            "ui": workspace_strings(),
         },
     )
+
+
+def workspace_strings() -> dict[str, str]:
+    """Text the workspace script shows, translated here; {name} marks a value the script fills in."""
+    return {
+        "unsaved": _("unsaved changes"),
+        "saved": _("saved"),
+        "confirm_reset": _("Put back the original program? Your edits are lost."),
+        "queued": _("queued ({ahead} ahead)"),
+        "queued_next": _("queued (next to start)"),
+        "platform_error": _("platform error, not counted against you: {error}"),
+        "run_state": _("run {status}"),
+        "fix_state": _("fix {status}"),
+        "took": _(" in {seconds} s"),
+        "timed_out": _(" — killed at the deadline"),
+        "oom": _(" — out of memory"),
+        "exit_codes": _(" — exit codes {codes}"),
+        "diagnosis_score": _(
+            "Diagnosis score {score}/100 — root cause {verdict}; evidence covers {percent}% of the rubric."
+        ),
+        "cause_correct": _("correct"),
+        "cause_wrong": _("not supported by the evidence"),
+        "point": _("{label} — found: {found}; missing: {missing}"),
+        "reveal_hint": _("Reveal hint {n} (costs {cost} points)"),
+        "hint_item": _("hint {n} (−{cost})"),
+        "diagnosis_item": _("diagnosis ({score}/100)"),
+        "score_line": _("fix {fix} · diagnosis {diagnosis} · hints −{hints} → {score}"),
+        "best": _(" (best graded: {best})"),
+        "fixed": _("Fixed"),
+        "in_progress": _("In progress"),
+    }
 
 
 @login_required

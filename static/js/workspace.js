@@ -6,6 +6,9 @@
   if (!root) return;
   const api = root.dataset.api;
   let attempt = JSON.parse(document.getElementById("attempt-data").textContent);
+  const T = JSON.parse(document.getElementById("ui-strings").textContent);
+  // Fill {name} slots of a translated string.
+  const t = (key, values) => T[key].replace(/\{(\w+)\}/g, (_, name) => String(values && name in values ? values[name] : ""));
   let files = Object.assign({}, attempt.files);
   let current = attempt.entry in files ? attempt.entry : Object.keys(files)[0];
   let dirty = false;
@@ -68,7 +71,7 @@
   input.addEventListener("input", () => {
     files[current] = input.value;
     dirty = true;
-    $("save-state").textContent = root.dataset.unsaved || "unsaved changes";
+    $("save-state").textContent = t("unsaved");
     paint();
   });
   input.addEventListener("scroll", () => {
@@ -89,12 +92,12 @@
     const data = await call("PUT", api + "files/", { files: files });
     files = Object.assign({}, data.files);
     dirty = false;
-    $("save-state").textContent = "saved";
+    $("save-state").textContent = t("saved");
   }
 
   $("save-btn").addEventListener("click", () => save().catch(showError));
   $("reset-btn").addEventListener("click", async () => {
-    if (!window.confirm("Put back the original program? Your edits are lost.")) return;
+    if (!window.confirm(t("confirm_reset"))) return;
     const data = await call("PUT", api + "files/", { reset: true }).catch(showError);
     if (!data) return;
     files = Object.assign({}, data.files);
@@ -186,14 +189,14 @@
 
   const ACTIVE = ["queued", "starting", "running", "grading"];
   function describe(run) {
-    if (run.status === "queued") return "queued" + (run.queue_position ? " (" + run.queue_position + " ahead)" : " (next)");
-    if (run.status === "error") return "platform error (not counted against you): " + run.error;
-    let text = run.kind === "fix" ? "fix " + run.status : "run " + run.status;
-    if (run.duration_seconds) text += " in " + run.duration_seconds.toFixed(1) + " s";
-    if (run.timed_out) text += " — killed at the deadline";
-    if (run.oom_killed) text += " — out of memory";
+    if (run.status === "queued") return run.queue_position ? t("queued", { ahead: run.queue_position }) : t("queued_next");
+    if (run.status === "error") return t("platform_error", { error: run.error });
+    let text = t(run.kind === "fix" ? "fix_state" : "run_state", { status: run.status });
+    if (run.duration_seconds) text += t("took", { seconds: run.duration_seconds.toFixed(1) });
+    if (run.timed_out) text += t("timed_out");
+    if (run.oom_killed) text += t("oom");
     const codes = Object.entries(run.exit_codes || {});
-    if (codes.length) text += " — exit codes " + codes.map(([r, c]) => "rank " + r + ": " + c).join(", ");
+    if (codes.length) text += t("exit_codes", { codes: codes.map(([r, c]) => "rank " + r + ": " + c).join(", ") });
     return text;
   }
 
@@ -262,7 +265,7 @@
     try {
       const run = await call("POST", api + "runs/", { files: files, toggles: toggles, fix: fix });
       dirty = false;
-      $("save-state").textContent = "saved";
+      $("save-state").textContent = t("saved");
       follow(run);
     } catch (error) {
       showError(error);
@@ -316,14 +319,16 @@
     if (d.score === null || d.score === undefined) return;
     const p = document.createElement("p");
     p.className = "diagnosis-score";
-    p.textContent =
-      "Diagnosis score " + d.score + "/100 — root cause " + (d.detail.root_cause_correct ? "correct" : "not supported") +
-      "; evidence covers " + d.detail.evidence_percent + "% of the rubric.";
+    p.textContent = t("diagnosis_score", {
+      score: d.score,
+      verdict: t(d.detail.root_cause_correct ? "cause_correct" : "cause_wrong"),
+      percent: d.detail.evidence_percent,
+    });
     const list = document.createElement("ul");
     for (const point of d.detail.points || []) {
       const li = document.createElement("li");
       const label = document.documentElement.lang.startsWith("zh") ? point.label.zh : point.label.en;
-      li.textContent = label + " — found: " + (point.found.join(", ") || "–") + "; missing: " + (point.missing.join(", ") || "–");
+      li.textContent = t("point", { label: label, found: point.found.join(", ") || "–", missing: point.missing.join(", ") || "–" });
       list.appendChild(li);
     }
     box.append(p, list);
@@ -339,7 +344,7 @@
       } else {
         const button = document.createElement("button");
         button.type = "button";
-        button.textContent = "Reveal hint " + (hint.index + 1) + " (costs " + hint.cost + " points)";
+        button.textContent = t("reveal_hint", { n: hint.index + 1, cost: hint.cost });
         button.addEventListener("click", async () => {
           try {
             attempt = await call("POST", api + "hints/" + hint.index + "/");
@@ -362,8 +367,8 @@
       const li = document.createElement("li");
       const when = new Date(item.at).toLocaleTimeString();
       if (item.type === "tool") li.textContent = when + " · " + item.tool + " (" + item.status + ")";
-      else if (item.type === "hint") li.textContent = when + " · hint " + (item.index + 1) + " (−" + item.cost + ")";
-      else if (item.type === "diagnosis") li.textContent = when + " · diagnosis (" + item.score + "/100)";
+      else if (item.type === "hint") li.textContent = when + " · " + t("hint_item", { n: item.index + 1, cost: item.cost });
+      else if (item.type === "diagnosis") li.textContent = when + " · " + t("diagnosis_item", { score: item.score });
       else {
         const link = document.createElement("a");
         link.href = "#";
@@ -384,9 +389,9 @@
     renderHints();
     const s = attempt.score;
     $("score-line").textContent =
-      "fix " + s.fix + " · diagnosis " + s.diagnosis + " · hints −" + s.hints + " → " + s.score +
-      (attempt.best_score !== null ? " (best graded: " + attempt.best_score + ")" : "");
-    $("attempt-status").textContent = attempt.status === "passed" ? "Fixed" : "In progress";
+      t("score_line", { fix: s.fix, diagnosis: s.diagnosis, hints: s.hints, score: s.score }) +
+      (attempt.best_score !== null ? t("best", { best: attempt.best_score }) : "");
+    $("attempt-status").textContent = t(attempt.status === "passed" ? "fixed" : "in_progress");
     renderTimeline();
   }
 

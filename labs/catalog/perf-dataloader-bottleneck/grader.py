@@ -14,7 +14,7 @@ from torch import nn
 
 FEATURES = 32
 CLASSES = 4
-SHARD_SIZE = 1536
+SHARD_SIZE = 2048
 
 
 def evaluate(ctx):

@@ -12,7 +12,7 @@ from torch.utils.data import DataLoader, TensorDataset
 
 DATA_SEED = {{ data_seed }}
 EPOCHS = 3
-BATCH = 32
+BATCH = 16
 
 
 def main() -> None:

@@ -29,7 +29,7 @@ def _label_weights() -> torch.Tensor:
 class ClipFeatureStore(Dataset):
     """Map-style view of one shard of the store: record ``i`` is a (features, label) pair."""
 
-    def __init__(self, size: int = 1536) -> None:
+    def __init__(self, size: int = 2048) -> None:
         self.size = size
         self.label_weights = _label_weights()
         self._log: tuple[int, int] | None = None  # (pid, fd): each process opens its own handle

@@ -11,7 +11,7 @@ from torch.utils.data import DataLoader, TensorDataset
 
 DATA_SEED = {{ data_seed }}
 EPOCHS = 3
-BATCH = 32
+BATCH = 16
 
 
 def main() -> None:
@@ -33,7 +33,7 @@ def main() -> None:
     step = 0
     for epoch in range(EPOCHS):
         for i, (xb, yb) in enumerate(loader):
-            if i >= 12:  # both ranks have at least 12 batches: stop there so they stay in step
+            if i >= 20:  # both ranks have at least 20 batches: stop there so they stay in step
                 break
             loss = torch.nn.functional.mse_loss(ddp(xb), yb)
             opt.zero_grad()

@@ -1,0 +1,36 @@
+import os
+
+import torch
+from data import FEATURES, make_inspections
+from faultline_harness import report
+from losses import smoothed_nll
+from model import DefectClassifier
+
+STEPS = 300
+CLASSES = {{ classes }}
+
+torch.set_num_threads(1)
+torch.manual_seed(0)
+x, labels = make_inspections(4096, CLASSES, centers_seed={{ data_seed }}, sample_seed={{ data_seed }} + 1)
+
+net = DefectClassifier(FEATURES, CLASSES)
+# Mixed precision: the weights and Adam's state stay fp32 (Adam's eps=1e-8 is 0 in fp16, and
+# its squared gradients underflow), the forward pass runs in fp16, the loss is computed in fp32.
+opt = torch.optim.Adam(net.parameters(), lr={{ lr }})
+
+for step in range(STEPS):
+    idx = torch.randint(0, len(x), (128,))
+    with torch.autocast("cpu", dtype=torch.float16):
+        logits = net(x[idx])
+    loss = smoothed_nll(logits, labels[idx], smoothing={{ smoothing }})
+    opt.zero_grad()
+    loss.backward()
+    grad_norm = torch.nn.utils.clip_grad_norm_(net.parameters(), float("inf"))
+    opt.step()
+    report.step(step, loss=loss, grad_norm=grad_norm)
+    if step % 50 == 0:
+        accuracy = (logits.argmax(-1) == labels[idx]).float().mean().item()
+        print(f"step {step} loss {loss.item():.4f} batch accuracy {accuracy:.3f}")
+
+torch.save(net.state_dict(), os.path.join(os.environ.get("FAULTLINE_OUTPUT_DIR", "."), "model.pt"))
+print("saved model.pt")
