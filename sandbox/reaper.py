@@ -19,6 +19,8 @@ from sandbox.models import Run
 
 log = logging.getLogger(__name__)
 GRACE = timedelta(seconds=60)
+# Grading starts when the program has ended and may take the grader's whole time limit (120 s).
+GRADING_ALLOWANCE = timedelta(seconds=180)
 LOST_MESSAGE = "the worker running this stopped before it finished (platform fault; run it again)"
 
 
@@ -42,6 +44,8 @@ def reap(now=None, docker_client=None, restarted_worker: str | None = None, work
     for run in stale:
         started = run.started_at or run.status_changed_at
         limit = started + timedelta(seconds=run.timeout_seconds) + GRACE
+        if run.status == Run.Status.GRADING:
+            limit = max(limit, run.status_changed_at + GRADING_ALLOWANCE)
         orphaned = (
             restarted_worker is not None and run.worker == restarted_worker and run.status_changed_at < worker_started
         )

@@ -127,6 +127,22 @@ def test_reaper_ends_runs_left_by_a_dead_worker():
     assert fresh.status == "running"
 
 
+def test_reaper_gives_grading_its_own_time():
+    ended_at_deadline = timezone.now() - timedelta(seconds=90)
+    grading = make_run(
+        status=Run.Status.GRADING, started_at=ended_at_deadline - timedelta(seconds=60), timeout_seconds=60,
+        status_changed_at=timezone.now() - timedelta(seconds=30),
+    )  # fmt: skip
+    stuck = make_run(
+        status=Run.Status.GRADING, started_at=timezone.now() - timedelta(minutes=20), timeout_seconds=60,
+        status_changed_at=timezone.now() - timedelta(minutes=10),
+    )  # fmt: skip
+    report = reap(docker_client=mock.Mock(containers=mock.Mock(list=mock.Mock(return_value=[]))))
+    assert report.runs_failed == [stuck.pk]
+    grading.refresh_from_db()
+    assert grading.status == "grading"
+
+
 def test_runs_api_is_for_authors_and_validates(login, candidate, author):
     assert (
         login(candidate).post("/api/sandbox/runs/", {"files": PROGRAM}, content_type="application/json").status_code
