@@ -56,7 +56,9 @@ def run_variant(version: LabVersion, seed: int, variant: str, owner=None) -> Lab
             memory_mb=resources["memory_mb"], cpus=resources["cpus"],
             gpu="none" if resources["gpu"] == "optional" else resources["gpu"], purpose="validate", enqueue=False,
         )  # fmt: skip
-        lab_run = LabRun.objects.create(run=run, version=version, kind=LabRun.Kind.VALIDATE, seed=seed, variant=variant)
+        lab_run = LabRun.objects.create(
+            run=run, version=version, kind=LabRun.Kind.VALIDATE, seed=seed, variant=variant, grader_nonce=nonce
+        )
     execute_run(run.pk, worker_name="validatelab")
     lab_run.refresh_from_db()
     lab_run.run.refresh_from_db()
