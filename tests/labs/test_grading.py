@@ -91,3 +91,23 @@ def test_grader_crash_is_a_platform_error_not_counted(settings, candidate):
     settings.LAB_RUNS_PER_HOUR = 1  # the errored run does not use up the quota
     with mock.patch("sandbox.services.enqueue_run"):
         services.start_run(attempt)
+
+
+@pytest.mark.parametrize("kind", ["validate", "fix"])
+def test_hidden_files_and_grader_share_one_hidden_seed(candidate, kind):
+    """The seed rendered into hidden probe files is the one the grader process gets."""
+    from labs.models import Lab
+    from labs.render import grader_seed
+    from labs.validation import run_variant
+
+    lab = next(lab for lab in Lab.objects.all() if "grader_seed" in str(lab.versions.first().spec["hidden"]))
+    version = lab.versions.order_by("-number").first()
+    with mock.patch("labs.validation.execute_run"), mock.patch("sandbox.services.enqueue_run"):
+        if kind == "validate":
+            lab_run = run_variant(version, 3, "solution")
+        else:
+            attempt = services.start_attempt(candidate, publish(lab.slug))
+            lab_run = services.start_run(attempt, fix=True)
+    hidden_seed = grader_seed(lab.slug, lab_run.seed, lab_run.grader_nonce)
+    assert lab_run.grader_nonce != 0
+    assert any(f"= {hidden_seed}" in lab_run.run.files[name] for name in version.spec["hidden"])
