@@ -195,6 +195,10 @@ LAB_RUNS_PER_HOUR = env_int("LAB_RUNS_PER_HOUR", 40, minimum=1, maximum=10_000)
 # Called by the worker with the run id after a graded run ends; returns whether it passed.
 SANDBOX_GRADER = "labs.grading.grade_run"
 SANDBOX_GPUS = env_int("SANDBOX_GPUS", 0, minimum=0, maximum=64)
+# Warm, single-use lab containers (torch already imported) that each worker process keeps ready for
+# runs without / with a GPU; 0 disables. See sandbox/pool.py.
+SANDBOX_WARM_POOL_CPU = env_int("SANDBOX_WARM_POOL_CPU", 1, minimum=0, maximum=16)
+SANDBOX_WARM_POOL_GPU = env_int("SANDBOX_WARM_POOL_GPU", 0, minimum=0, maximum=16)
 
 LOGGING = {
     "version": 1,

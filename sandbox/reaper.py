@@ -2,11 +2,17 @@
 
 Runs when a worker starts and then periodically inside it. Lost runs are the
 platform's fault and are never counted against a candidate.
+
+Warm-pool containers (label ``faultline.pool``) carry no run label: they were made before their run.
+One that was handed to a run is found through ``Run.container_id`` and treated like that run's own
+container. An idle one is removed when its worker restarted, when the worker process that made it is
+gone (same node as this worker only: pids mean nothing across hosts), or when it is past its deadline.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from dataclasses import asdict, dataclass, field
@@ -33,13 +39,20 @@ class ReapReport:
         return asdict(self)
 
 
-def reap(now=None, docker_client=None, restarted_worker: str | None = None, worker_started=None) -> ReapReport:
+def reap(
+    now=None,
+    docker_client=None,
+    restarted_worker: str | None = None,
+    worker_started=None,
+    this_worker: str | None = None,
+) -> ReapReport:
     """``restarted_worker``/``worker_started``: this worker's node name and start time, given once
     at worker start. Anything labelled with that name from before the start was left by its
-    previous, dead incarnation and is cleaned up at once instead of after its deadline."""
+    previous, dead incarnation and is cleaned up at once instead of after its deadline.
+    ``this_worker`` (the periodic passes): the node name whose exited processes' pool containers go."""
     now = now or timezone.now()
     report = ReapReport()
-    _reap_containers(now, report, docker_client, restarted_worker, worker_started)
+    _reap_containers(now, report, docker_client, restarted_worker, worker_started, this_worker or restarted_worker)
     stale = Run.objects.filter(status__in=[Run.Status.STARTING, Run.Status.RUNNING, Run.Status.GRADING])
     for run in stale:
         started = run.started_at or run.status_changed_at
@@ -56,12 +69,16 @@ def reap(now=None, docker_client=None, restarted_worker: str | None = None, work
     return report
 
 
-def _reap_containers(now, report: ReapReport, client, restarted_worker: str | None, worker_started) -> None:
+def _reap_containers(
+    now, report: ReapReport, client, restarted_worker: str | None, worker_started, this_worker: str | None
+) -> None:
     try:
         import docker
 
         client = client or docker.from_env(timeout=10)
-        containers = client.containers.list(all=True, filters={"label": "faultline.run"})
+        # ignore_removed: a container removed between the listing and its inspection is simply not listed.
+        containers = client.containers.list(all=True, filters={"label": "faultline.run"}, ignore_removed=True)
+        pooled = client.containers.list(all=True, filters={"label": "faultline.pool"}, ignore_removed=True)
     except Exception:  # noqa: BLE001 - no engine on this worker: nothing to reap
         return
     active = set(Run.objects.filter(status__in=list(Run.ACTIVE)).values_list("pk", flat=True))
@@ -70,23 +87,77 @@ def _reap_containers(now, report: ReapReport, client, restarted_worker: str | No
         deadline = int(labels.get("faultline.deadline", "0") or 0)
         run_id = int(labels.get("faultline.run", "0") or 0)
         overdue = now.timestamp() > deadline + GRACE.total_seconds()
-        orphaned = (
-            restarted_worker is not None
-            and labels.get("faultline.worker") == restarted_worker
-            and int(labels.get("faultline.started", "0") or 0) < worker_started.timestamp()
-        )
+        orphaned = _left_by_dead_incarnation(labels, restarted_worker, worker_started)
         if overdue or orphaned or run_id not in active:
-            try:
-                container.remove(force=True)
-                report.containers_removed.append(container.short_id)
-            except Exception:  # noqa: BLE001
-                log.warning("could not remove container %s", container.short_id)
+            _remove(container, report)
             if run_id in active and Run.transition(run_id, Run.ACTIVE, Run.Status.ERROR, error_message=LOST_MESSAGE):
                 report.runs_failed.append(run_id)
+    if pooled:
+        _reap_pool(now, report, pooled, restarted_worker, worker_started, this_worker)
 
 
-def start_periodic(worker_name: str, interval: float = 60.0) -> threading.Thread:
-    worker_started = timezone.now()
+def _reap_pool(
+    now, report: ReapReport, containers: list, restarted_worker: str | None, worker_started, this_worker: str | None
+) -> None:
+    ids = [c.id for c in containers]
+    runs = {
+        container_id: (pk, status, deadline_at)
+        for pk, status, deadline_at, container_id in Run.objects.filter(container_id__in=ids).values_list(
+            "pk", "status", "deadline_at", "container_id"
+        )
+    }
+    for container in containers:
+        labels = container.labels
+        orphaned = _left_by_dead_incarnation(labels, restarted_worker, worker_started)
+        if container.id in runs:  # handed to a run: it lives and dies with that run
+            run_id, status, deadline_at = runs[container.id]
+            active = status in Run.ACTIVE
+            overdue = deadline_at is not None and now > deadline_at + GRACE
+            if orphaned or overdue or not active:
+                _remove(container, report)
+                if active and Run.transition(run_id, Run.ACTIVE, Run.Status.ERROR, error_message=LOST_MESSAGE):
+                    report.runs_failed.append(run_id)
+            continue
+        deadline = int(labels.get("faultline.deadline", "0") or 0)
+        overdue = now.timestamp() > deadline + GRACE.total_seconds()
+        if overdue or orphaned or _maker_gone(labels, this_worker):
+            _remove(container, report)
+
+
+def _left_by_dead_incarnation(labels: dict, restarted_worker: str | None, worker_started) -> bool:
+    # Labels hold whole seconds: compare with the start's whole second, so that a container this very
+    # incarnation made in its first second is never mistaken for its predecessor's.
+    return (
+        restarted_worker is not None
+        and labels.get("faultline.worker") == restarted_worker
+        and int(labels.get("faultline.started", "0") or 0) < int(worker_started.timestamp())
+    )
+
+
+def _maker_gone(labels: dict, this_worker: str | None) -> bool:
+    """An idle pool container of this worker whose process has exited (a recycled prefork child)."""
+    if this_worker is None or labels.get("faultline.worker") != this_worker:
+        return False
+    try:
+        os.kill(int(labels.get("faultline.pid", "0") or 0), 0)
+    except ProcessLookupError:
+        return True
+    except (PermissionError, ValueError, OverflowError):
+        return False
+    return False
+
+
+def _remove(container, report: ReapReport) -> None:
+    try:
+        container.remove(force=True)
+        report.containers_removed.append(container.short_id)
+    except Exception:  # noqa: BLE001
+        log.warning("could not remove container %s", container.short_id)
+
+
+def start_periodic(worker_name: str, interval: float = 60.0, worker_started=None) -> threading.Thread:
+    """``worker_started``: when this worker incarnation began (before it made any container); now if not given."""
+    worker_started = worker_started or timezone.now()
 
     def loop() -> None:
         first = True
@@ -95,7 +166,7 @@ def start_periodic(worker_name: str, interval: float = 60.0) -> threading.Thread
                 if first:
                     result = reap(restarted_worker=worker_name, worker_started=worker_started)
                 else:
-                    result = reap()
+                    result = reap(this_worker=worker_name)
                 first = False
                 if result.containers_removed or result.runs_failed:
                     log.warning("reaper: %s", result.as_dict())

@@ -113,6 +113,11 @@ class Sandbox(ABC):
         folder = Path(tempfile.mkdtemp(prefix=f"run-{self.labels.get('faultline.run', 'x')}-", dir=base))
         program_dir = folder / "program"
         program_dir.mkdir()
+        self.write_program(program_dir)
+        return folder
+
+    def write_program(self, program_dir: Path) -> None:
+        """The program's files into an existing folder that the lab user can read."""
         for name, text in self.program.files.items():
             relative = safe_relative_path(name)
             if relative is None:
@@ -121,7 +126,6 @@ class Sandbox(ABC):
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text)
         program_dir.chmod(0o755)
-        return folder
 
     def harness_command(self, root: str, program_dir: str | None = None) -> list[str]:
         return [

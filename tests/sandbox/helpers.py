@@ -10,7 +10,13 @@ def log_of(run: Run) -> str:
 
 
 def containers_of(run: Run) -> list:
-    """Docker containers (running or not) labelled with this run."""
+    """Docker containers (running or not) labelled with this run, or the warm-pool container handed to it
+    (pool containers are made before their run, so only Run.container_id links them)."""
     import docker
 
-    return docker.from_env().containers.list(all=True, filters={"label": f"faultline.run={run.pk}"})
+    client = docker.from_env()
+    found = client.containers.list(all=True, filters={"label": f"faultline.run={run.pk}"}, ignore_removed=True)
+    container_id = Run.objects.filter(pk=run.pk).values_list("container_id", flat=True).first()
+    if container_id and all(c.id != container_id for c in found):
+        found += client.containers.list(all=True, filters={"id": container_id}, ignore_removed=True)
+    return found

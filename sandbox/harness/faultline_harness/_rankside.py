@@ -239,6 +239,10 @@ def _gc_type_lines() -> list[str]:
     total = sum(counts.values())
     lines = [f"{count:>10}  {_type_name(kind)}" for kind, count in counts.most_common(TOP_N)]
     lines.append(f"{total:>10}  (all gc-tracked objects)")
+    frozen = gc.get_freeze_count()
+    if frozen:
+        # A warm (zygote) rank inherits the libraries it was forked with in gc's permanent generation.
+        lines.append(f"{frozen:>10}  (not counted above: objects of libraries preloaded before the rank started)")
     return lines
 
 

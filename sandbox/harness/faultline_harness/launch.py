@@ -1,10 +1,12 @@
 """Start a lab program's ranks and turn everything they do into one line-oriented stdout stream.
 
     python3 -m faultline_harness.launch --program-dir DIR --entry main.py --ranks N --output-dir OUT
+    python3 -m faultline_harness.launch --zygote CONTROL_DIR --program-dir DIR --output-dir OUT ...
 
 Program output comes out as ``[r{rank}] line``; telemetry as ``@@fl {json}`` (see README.md next to
 this package). The launcher deliberately imports nothing heavier than the standard library so it is
-up within milliseconds; torch is only ever imported by the ranks themselves.
+up within milliseconds; torch is only ever imported by the ranks themselves, except in zygote mode
+(``_zygote.py``), where it is imported ahead of the job and the ranks are forked from it.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from . import _proc
+from . import _proc, _zygote
 from ._protocol import (
     ENV_DIST_BACKEND,
     ENV_OUTPUT_DIR,
@@ -46,6 +48,8 @@ TRUNCATED_SUFFIX = "…[line truncated]"
 FAILURE_GRACE_S = 5.0
 KILL_GRACE_S = 2.0
 POLL_S = 0.05
+EXIT_POLL_S = 0.002
+EXIT_POLL_WINDOW_S = 0.5
 READ_CHUNK = 64 * 1024
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -101,7 +105,7 @@ class Emitter:
 @dataclass
 class Rank:
     index: int
-    proc: subprocess.Popen[bytes]
+    proc: subprocess.Popen[bytes] | _zygote.ForkedRank
     started: float
     start_ticks: int | None
     last_progress: float
@@ -109,6 +113,8 @@ class Rank:
     exit_code: int | None = None
     duration: float | None = None
     peak_rss: int = 0
+    open_streams: int = 2
+    drained_at: float | None = None  # when its stdout and stderr both reached EOF
 
     @property
     def pid(self) -> int:
@@ -173,12 +179,14 @@ class LineSplitter:
 
 
 class Launcher:
-    def __init__(self, args: argparse.Namespace, emitter: Emitter) -> None:
+    def __init__(self, args: argparse.Namespace, emitter: Emitter, fork_ranks: bool = False) -> None:
         self.args = args
         self.emitter = emitter
+        self.fork_ranks = fork_ranks  # zygote mode: ranks are forks of this (torch-loaded) process
         self.ranks: list[Rank] = []
         self.stop_signal: int | None = None
         self._wake = threading.Event()
+        self._drain_lock = threading.Lock()
         self._monitors_stop = threading.Event()
         self._monitors: list[threading.Thread] = []
         self._reaping = False
@@ -241,20 +249,17 @@ class Launcher:
     def spawn(self, program: Path) -> None:
         port = _free_port()
         preexec = _parent_death_hook()
-        for index in range(self.args.ranks):
-            proc = subprocess.Popen(
-                [sys.executable, str(program)],
-                cwd=self.work_dir,
-                env=self.rank_env(index, port),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
-                # preexec_fn is only safe without threads: ranks are spawned before any launcher thread.
-                preexec_fn=preexec,
-            )
+        if self.fork_ranks:
+            envs = [self.rank_env(index, port) for index in range(self.args.ranks)]
+            forked = _zygote.fork_ranks(program, envs, self.work_dir, preexec)
+            started = [(proc, time.monotonic()) for proc in forked]
+        else:
+            started = []
+            for index in range(self.args.ranks):
+                proc = self._popen_rank(program, self.rank_env(index, port), preexec)
+                started.append((proc, time.monotonic()))
+        for index, (proc, now) in enumerate(started):
             stat = _proc.read_stat(proc.pid)
-            now = time.monotonic()
             self.ranks.append(
                 Rank(
                     index=index,
@@ -265,6 +270,21 @@ class Launcher:
                 )
             )
         self.master_port = port
+
+    def _popen_rank(
+        self, program: Path, env: dict[str, str], preexec: Callable[[], None] | None
+    ) -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
+            [sys.executable, str(program)],
+            cwd=self.work_dir,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            # preexec_fn is only safe without threads: ranks are spawned before any launcher thread.
+            preexec_fn=preexec,
+        )
 
     def write_pids(self, ended: bool = False) -> None:
         payload = {
@@ -308,6 +328,11 @@ class Launcher:
             splitter.close()
         finally:
             stream.close()
+            with self._drain_lock:
+                rank.open_streams -= 1
+                if rank.open_streams == 0:
+                    rank.drained_at = time.monotonic()  # both pipes at EOF: the rank is probably exiting
+                    self._wake.set()
 
     def _handle_line(self, rank: Rank, raw: bytes, cut: bool, is_stdout: bool) -> None:
         if raw.endswith(b"\r"):
@@ -420,7 +445,10 @@ class Launcher:
             elif not kill_sent and now - term_sent_at >= KILL_GRACE_S:
                 self._signal_groups(live, signal.SIGKILL)
                 kill_sent = True
-            self._wake.wait(POLL_S)
+            # A rank whose pipes just closed is usually exiting: look again soon rather than in POLL_S (only
+            # briefly: a rank may close its own stdout and stderr and run on).
+            draining = any(r.drained_at is not None and now - r.drained_at < EXIT_POLL_WINDOW_S for r in live)
+            self._wake.wait(EXIT_POLL_S if draining else POLL_S)
             self._wake.clear()
         if self.stop_signal is not None:
             return 143
@@ -510,20 +538,24 @@ class Launcher:
             for reader in rank.readers:
                 reader.join(max(0.0, deadline - time.monotonic()))
         duration = round(time.monotonic() - self.emitter.t0, 3)
-        end = self.emitter.event(
-            "end",
-            exit_codes={str(r.index): r.exit_code for r in self.ranks},
-            duration=duration,
-            peak_rss_bytes={str(r.index): r.peak_rss for r in self.ranks},
-            exit_code=exit_code,
-        )
-        self.emitter.close()
+        end = {
+            "kind": "end",
+            "t": self.emitter.now(),
+            "exit_codes": {str(r.index): r.exit_code for r in self.ranks},
+            "duration": duration,
+            "peak_rss_bytes": {str(r.index): r.peak_rss for r in self.ranks},
+            "exit_code": exit_code,
+        }
         summary = dict(end)
         summary["durations"] = {str(r.index): r.duration for r in self.ranks}
         if self.stop_signal is not None:
             summary["stopped_by_signal"] = self.stop_signal
+        # Files first, then the "end" line: a consumer may treat that line as "the output folder is complete"
+        # and copy it out at once, without waiting for this process to exit.
         _write_json(self.output_dir / "harness" / "summary.json", summary)
         self.write_pids(ended=True)
+        self.emitter.write_line(encode(end))
+        self.emitter.close()
 
 
 # ---- helpers ---------------------------------------------------------------------------------------
@@ -604,8 +636,14 @@ def _parent_death_hook() -> Callable[[], None] | None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python3 -m faultline_harness.launch", description=__doc__)
     parser.add_argument("--program-dir", required=True)
-    parser.add_argument("--entry", required=True)
-    parser.add_argument("--ranks", type=int, required=True)
+    parser.add_argument("--entry", help="required unless --zygote (the job names it)")
+    parser.add_argument("--ranks", type=int, help="required unless --zygote (the job names it)")
+    parser.add_argument("--zygote", metavar="CONTROL_DIR", help="preload torch, then wait for CONTROL_DIR/job.json")
+    parser.add_argument(
+        "--preload",
+        metavar="MODULES",
+        help=f"zygote: comma-separated modules to import (default {','.join(_zygote.PRELOAD)})",
+    )
     parser.add_argument("--output-dir", required=True)
     parser.add_argument("--work-dir")
     parser.add_argument("--run-dir")
@@ -615,14 +653,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def check_args(args: argparse.Namespace) -> None:
+    if not args.entry or args.ranks is None:
+        raise SystemExit("faultline launch: --entry and --ranks are required (or --zygote)")
     if not 1 <= args.ranks <= 256:
         raise SystemExit("faultline launch: --ranks must be between 1 and 256")
     if args.sample_interval <= 0 or args.heartbeat_interval <= 0:
         raise SystemExit("faultline launch: intervals must be positive")
+
+
+def run(args: argparse.Namespace, fork_ranks: bool = False) -> int:
     emitter = Emitter(sys.stdout.buffer)
-    launcher = Launcher(args, emitter)
+    launcher = Launcher(args, emitter, fork_ranks=fork_ranks)
     program = launcher.prepare()
     launcher.install_signal_handlers()
     launcher.enable_reaping()
@@ -640,6 +682,43 @@ def main(argv: list[str] | None = None) -> int:
     exit_code = launcher.supervise()
     launcher.finish(exit_code)
     return exit_code
+
+
+def serve_zygote(args: argparse.Namespace) -> int:
+    """Preload, wait for the job, then run it like a normal launch with forked ranks."""
+    modules = _zygote.PRELOAD if args.preload is None else [m for m in args.preload.split(",") if m.strip()]
+    _zygote.preload(modules)
+    sys.stdout.write(_zygote.READY_LINE + "\n")
+    sys.stdout.flush()
+    try:
+        job = _zygote.wait_for_job(args.zygote)
+    except _zygote.JobError as exc:
+        sys.stderr.write(f"faultline launch: {exc}\n")
+        return 2
+    args.entry, args.ranks = job["entry"], job["ranks"]
+    if job["dist_backend"]:
+        args.dist_backend = job["dist_backend"]
+    # The launcher passes its environment on to the ranks, so the job's toggles go there first.
+    os.environ.update(job["env"])
+    check_args(args)
+    return run(args, fork_ranks=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.zygote:
+        try:
+            code = serve_zygote(args)
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 2
+            if not isinstance(exc.code, int):
+                sys.stderr.write(f"{exc.code}\n")
+        # Interpreter shutdown with torch loaded takes most of a second and has nothing left to do.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    check_args(args)
+    return run(args)
 
 
 if __name__ == "__main__":
