@@ -35,6 +35,7 @@ from pathlib import Path
 from django.conf import settings
 
 from sandbox.backends.base import ExecutionLimits
+from sandbox.instance import INSTANCE_LABEL, instance_id
 
 log = logging.getLogger(__name__)
 
@@ -289,6 +290,7 @@ class WarmPool:
             deadline = started + MAX_AGE_SECONDS
             labels = {
                 POOL_LABEL: "1",
+                INSTANCE_LABEL: instance_id(),
                 "faultline.worker": self.node,
                 "faultline.pid": str(self.pid),
                 "faultline.started": str(started),

@@ -21,6 +21,7 @@ from datetime import timedelta
 from django.db import close_old_connections
 from django.utils import timezone
 
+from sandbox.instance import instance_filter
 from sandbox.models import Run
 
 log = logging.getLogger(__name__)
@@ -77,8 +78,9 @@ def _reap_containers(
 
         client = client or docker.from_env(timeout=10)
         # ignore_removed: a container removed between the listing and its inspection is simply not listed.
-        containers = client.containers.list(all=True, filters={"label": "faultline.run"}, ignore_removed=True)
-        pooled = client.containers.list(all=True, filters={"label": "faultline.pool"}, ignore_removed=True)
+        # Only this installation's containers: another one on the same engine has runs we do not know.
+        containers = client.containers.list(all=True, filters=instance_filter("faultline.run"), ignore_removed=True)
+        pooled = client.containers.list(all=True, filters=instance_filter("faultline.pool"), ignore_removed=True)
     except Exception:  # noqa: BLE001 - no engine on this worker: nothing to reap
         return
     active = set(Run.objects.filter(status__in=list(Run.ACTIVE)).values_list("pk", flat=True))

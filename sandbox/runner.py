@@ -24,6 +24,7 @@ from django.utils.module_loading import import_string
 
 from faultline.errortext import first_line
 from sandbox.backends import ExecutionLimits, ProgramSpec, SandboxError, open_sandbox
+from sandbox.instance import INSTANCE_LABEL, instance_id
 from sandbox.models import Run, RunArtifact, RunDiagnostic, RunEvent, RunLogChunk
 from sandbox.selection import choose_backend
 
@@ -177,6 +178,7 @@ def _execute(run: Run, backend: str, hostname: str) -> str:
     deadline = timezone.now() + timedelta(seconds=run.timeout_seconds)
     labels = {
         "faultline.run": str(run.pk),
+        INSTANCE_LABEL: instance_id(),
         "faultline.worker": hostname,
         "faultline.deadline": str(int(deadline.timestamp())),
         "faultline.started": str(int(time.time())),
