@@ -2,7 +2,8 @@
 
 At grading, the storage client (dataset.py) is replaced by the authoritative copy, whose
 store is seeded with the hidden seed. So:
-- the access log it wrote shows how often each record of the shard was really fetched;
+- the access log it wrote shows whether every record of the shard was really fetched (at least
+  once: keeping fetched records in memory for later epochs is a legitimate speed-up);
 - the saved head must tag fresh records from that hidden store correctly, which it can only
   learn by reading the store through the client.
 """

@@ -15,7 +15,7 @@ VAL_BATCH = {{ val_batch }}
 
 torch.set_num_threads(1)
 torch.manual_seed({{ data_seed }})
-x_train, y_train = make_split("train", seed={{ data_seed }}, n=16384)
+x_train, y_train = make_split("train", seed={{ data_seed }}, n=49152)
 x_val, y_val = make_split("val", seed={{ data_seed }}, n=VAL_ROWS)
 net = ChurnNet(width={{ width }})
 opt = torch.optim.AdamW(net.parameters(), lr={{ lr }}, weight_decay=1e-4)
@@ -47,10 +47,9 @@ for epoch in range(EPOCHS):
         opt.step()
         report.step(step, loss=loss, grad_norm=grad_norm)
         step += 1
-        gc.collect()  # free memory every step
     val_loss, val_probs = validate(net)
     history.append(val_loss)
-    gc.collect()
+    gc.collect()  # release what the validation pass allocated
     best = min(history)
     report.metric("val_loss", val_loss, step=step)
     print(f"epoch {epoch}  train loss {loss.item():.4f}  val loss {val_loss:.4f}  best {best:.4f}")

@@ -6,7 +6,7 @@ from faultline_harness import report
 from losses import smoothed_nll
 from model import DefectClassifier
 
-STEPS = 300
+STEPS = 200
 CLASSES = {{ classes }}
 
 torch.set_num_threads(1)

@@ -1,0 +1,133 @@
+"""Two outcomes, both measured here in fp32:
+
+1. The candidate's attention, run in fp16 by the grading probe on hidden left-padded batches
+   (one of them entirely padding): every output finite, rows that can see at least one key equal
+   to an fp32 reference, rows that see none bounded by the values, gradients finite.
+2. The trained classifier (weights only) on fresh sessions: finite weights, held-out accuracy.
+"""
+
+import math
+
+import torch
+from torch import nn
+
+VOCAB, MAX_LEN, DIM = 16, 16, 32
+
+
+def probe_inputs(seed):
+    g = torch.Generator().manual_seed(seed)
+    batch, heads, seq, dim = 8, 2, 12, 16
+    q, k, v = (torch.randn(batch, heads, seq, dim, generator=g).half() for _ in range(3))
+    lengths = torch.randint(1, seq + 1, (batch,), generator=g)
+    lengths[0] = 0
+    lengths[1] = seq
+    mask = torch.arange(seq)[None, :] >= (seq - lengths)[:, None]
+    return q, k, v, mask
+
+
+def allowed_keys(mask, seq):
+    return mask[:, None, None, :] & torch.ones(seq, seq, dtype=torch.bool).tril()
+
+
+def reference_attention(q, k, v, mask):
+    q, k, v = q.float(), k.float(), v.float()
+    seq = q.shape[-2]
+    allowed = allowed_keys(mask, seq)
+    scores = (q @ k.transpose(-2, -1)) / math.sqrt(q.shape[-1])
+    weights = torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-1)
+    return torch.nan_to_num(weights, nan=0.0) @ v, allowed.any(-1)  # (output, row sees a key)
+
+
+class Block(nn.Module):
+    def __init__(self, heads):
+        super().__init__()
+        self.heads = heads
+        self.ln1 = nn.LayerNorm(DIM)
+        self.qkv = nn.Linear(DIM, 3 * DIM)
+        self.proj = nn.Linear(DIM, DIM)
+        self.ln2 = nn.LayerNorm(DIM)
+        self.mlp = nn.Sequential(nn.Linear(DIM, 4 * DIM), nn.GELU(), nn.Linear(4 * DIM, DIM))
+
+    def forward(self, x, mask):
+        b, t, d = x.shape
+        q, k, v = self.qkv(self.ln1(x)).view(b, t, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
+        out, _ = reference_attention(q, k, v, mask)
+        x = x + self.proj(out.transpose(1, 2).reshape(b, t, d))
+        return x + self.mlp(self.ln2(x))
+
+
+class EventClassifier(nn.Module):
+    def __init__(self, heads):
+        super().__init__()
+        self.tok = nn.Embedding(VOCAB, DIM)
+        self.pos = nn.Embedding(MAX_LEN, DIM)
+        self.blocks = nn.ModuleList(Block(heads) for _ in range(2))
+        self.ln = nn.LayerNorm(DIM)
+        self.head = nn.Linear(DIM, 2)
+
+    def forward(self, tokens, mask):
+        x = self.tok(tokens) + self.pos.weight[: tokens.shape[1]]
+        for block in self.blocks:
+            x = block(x, mask)
+        return self.head(self.ln(x[:, -1]))
+
+
+def fresh_sessions(n, seed, min_len):
+    g = torch.Generator().manual_seed(seed)
+    lengths = torch.randint(min_len, MAX_LEN + 1, (n,), generator=g)
+    codes = torch.randint(1, VOCAB, (n, MAX_LEN), generator=g)
+    mask = torch.arange(MAX_LEN)[None, :] >= (MAX_LEN - lengths)[:, None]
+    tokens = torch.where(mask, codes, torch.zeros_like(codes))
+    labels = (2 * ((tokens >= 1) & (tokens <= 7)).sum(1) > lengths).long()
+    return tokens, mask, labels
+
+
+def probe_metrics(ctx):
+    from labs.grader_api import CandidateOutputError
+
+    probe = ctx.load("probe.pt")
+    q, k, v, mask = probe_inputs(ctx.seed)
+    out = probe.get("out") if isinstance(probe, dict) else None
+    if not torch.is_tensor(out) or out.shape != q.shape:
+        raise CandidateOutputError("probe.pt has no attention output of the probe's shape (did masked_attention change?)")
+    out = out.float()
+    reference, sees_key = reference_attention(q, k, v, mask)
+    finite = torch.isfinite(out)
+    rows_ok = sees_key[..., None].expand_as(out)
+    if bool((rows_ok & ~finite).any()):
+        max_error = 1e9  # a row that sees real keys came out inf/NaN
+    else:
+        max_error = (out - reference).abs()[rows_ok].max().item()
+    bound = v.float().abs().amax(dim=(-2, -1), keepdim=True).expand_as(out)
+    blind = ~rows_ok
+    blind_ok = bool((finite[blind]).all()) and bool((out.abs()[blind] <= bound[blind] * 1.01 + 1e-3).all())
+    grads = probe.get("grads_finite")
+    return {
+        "probe_nonfinite": float((~finite).sum()),
+        "probe_max_error": max_error,
+        "probe_blind_rows_ok": 1.0 if blind_ok else 0.0,
+        "probe_grads_finite": float(grads) if torch.is_tensor(grads) else 0.0,
+    }
+
+
+def model_metrics(ctx):
+    from labs.grader_api import CandidateOutputError
+
+    state = ctx.load("model.pt")
+    if not isinstance(state, dict) or not all(torch.is_tensor(v) for v in state.values()):
+        raise CandidateOutputError("model.pt is not a state_dict of tensors")
+    state = {key: value.float() for key, value in state.items()}
+    net = EventClassifier(int(ctx.params["heads"]))
+    try:
+        net.load_state_dict(state)
+    except Exception as exc:
+        raise CandidateOutputError(f"model.pt does not fit the lab's EventClassifier: {str(exc).splitlines()[0]}") from None
+    finite = all(bool(torch.isfinite(value).all()) for value in state.values())
+    tokens, mask, labels = fresh_sessions(2048, ctx.seed + 1, int(ctx.params["min_len"]))
+    with torch.no_grad():
+        accuracy = (net(tokens, mask).argmax(-1) == labels).float().mean().item() if finite else 0.0
+    return {"weights_finite": 1.0 if finite else 0.0, "heldout_accuracy": accuracy}
+
+
+def evaluate(ctx):
+    return {**probe_metrics(ctx), **model_metrics(ctx)}

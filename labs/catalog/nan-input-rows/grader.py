@@ -1,0 +1,54 @@
+"""Held-out R² of the saved power model on fresh, complete readings from the same plant."""
+
+import math
+
+import torch
+from torch import nn
+
+CHANNELS = 10
+HIDDEN = 64
+
+
+class PowerModel(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.net = nn.Sequential(
+            nn.Linear(CHANNELS, HIDDEN), nn.Tanh(), nn.Linear(HIDDEN, HIDDEN), nn.Tanh(), nn.Linear(HIDDEN, 1)
+        )
+
+    def forward(self, x):
+        return self.net(x).squeeze(-1)
+
+
+def plant_response(z, plant):
+    w = torch.randn(CHANNELS, generator=torch.Generator().manual_seed(plant)) / math.sqrt(CHANNELS)
+    return 2.0 * (z @ w) + torch.tanh(z[:, 0] * z[:, 1]) + 0.3 * z[:, 2] ** 2
+
+
+def evaluate(ctx):
+    from labs.grader_api import CandidateOutputError
+
+    state = ctx.load("model.pt")
+    if not isinstance(state, dict) or not all(torch.is_tensor(v) for v in state.values()):
+        raise CandidateOutputError("model.pt is not a state_dict of tensors")
+    state = {k: v.float() for k, v in state.items()}
+    net = PowerModel()
+    try:
+        net.load_state_dict(state)
+    except Exception as exc:
+        raise CandidateOutputError(f"model.pt does not fit the lab's PowerModel: {str(exc).splitlines()[0]}") from None
+    finite = all(bool(torch.isfinite(v).all()) for v in state.values())
+    # Fresh readings, none missing: a different draw from the one the job trained on.
+    z = torch.randn(4096, CHANNELS, generator=torch.Generator().manual_seed(ctx.seed + 1))
+    y = plant_response(z, int(ctx.params["data_seed"]))
+    with torch.no_grad():
+        pred = net(z)
+    r2 = 1.0 - torch.mean((pred - y) ** 2).item() / y.var().item() if finite else -1.0
+    torch.manual_seed(0)
+    initial = PowerModel().state_dict()
+    changed = max((state[k] - initial[k]).abs().max().item() for k in initial)
+    return {
+        "weights_finite": 1.0 if finite else 0.0,
+        "heldout_r2": r2 if math.isfinite(r2) else -1.0,
+        "weights_changed": changed if math.isfinite(changed) else 0.0,
+    }
