@@ -12,16 +12,15 @@ from unittest import mock
 
 import pytest
 from django.core.management import call_command
-from django.db import connection
 from playwright.sync_api import expect
 
 from faultline.roles import Role
 from labs.models import Attempt, Lab
 from labs.services import program_for
-from sandbox import runner
 from tests.conftest import PASSWORD, make_user
 from tests.e2e.conftest import log_in
 from tests.labs.helpers import publish
+from tests.sandbox.helpers import in_background
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 FAMILIES = ["nan", "leak", "hang", "perf", "correctness"]
@@ -33,15 +32,7 @@ def worker(settings):
     threads: list[threading.Thread] = []
 
     def enqueue(run) -> None:
-        def work() -> None:
-            try:
-                runner.execute_run(run.pk, worker_name="e2e-worker")
-            finally:
-                connection.close()
-
-        thread = threading.Thread(target=work, daemon=True)
-        thread.start()
-        threads.append(thread)
+        threads.append(in_background(run, worker_name="e2e-worker"))
 
     with mock.patch("sandbox.services.enqueue_run", enqueue):
         yield

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import threading
+
+from django.db import connection
+
+from sandbox import runner
 from sandbox.models import Run
 
 
@@ -20,3 +25,17 @@ def containers_of(run: Run) -> list:
     if container_id and all(c.id != container_id for c in found):
         found += client.containers.list(all=True, filters={"id": container_id}, ignore_removed=True)
     return found
+
+
+def in_background(run: Run, worker_name: str | None = None) -> threading.Thread:
+    """Execute the run on a thread, as a worker would; the thread closes its own database connection."""
+
+    def work() -> None:
+        try:
+            runner.execute_run(run.pk, worker_name=worker_name)
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=work, daemon=True)
+    thread.start()
+    return thread

@@ -18,7 +18,7 @@ from django.db import connection
 from sandbox import runner, services
 from sandbox.models import Run
 from tests.faultline.test_worker_roundtrip import database_url_for_current_test_db
-from tests.sandbox.helpers import containers_of, log_of
+from tests.sandbox.helpers import containers_of, in_background, log_of
 
 REPO = Path(__file__).resolve().parents[2]
 BACKENDS = [pytest.param("docker", marks=pytest.mark.docker), "process"]
@@ -48,18 +48,6 @@ def wait_for(predicate, timeout: float, what: str):
 
 def status_of(run: Run) -> str:
     return Run.objects.values_list("status", flat=True).get(pk=run.pk)
-
-
-def in_background(run: Run) -> threading.Thread:
-    def work() -> None:
-        try:
-            runner.execute_run(run.pk)
-        finally:
-            connection.close()
-
-    thread = threading.Thread(target=work, daemon=True)
-    thread.start()
-    return thread
 
 
 def start_worker(node: str, backend: str, log: Path) -> subprocess.Popen:

@@ -16,7 +16,7 @@ from sandbox import pool as warm_pool
 from sandbox import reaper, runner, services
 from sandbox.backends.base import ExecutionLimits, ProgramSpec
 from sandbox.models import Run
-from tests.sandbox.helpers import containers_of, log_of
+from tests.sandbox.helpers import containers_of, in_background, log_of
 
 pytestmark = [pytest.mark.docker, pytest.mark.django_db(transaction=True)]
 FILL_TIMEOUT = 180
@@ -312,9 +312,6 @@ def test_reaper_ends_a_run_whose_pool_container_outlived_its_worker(pool):
 
 
 def test_stack_dump_and_cancel_of_a_warm_run(pool):
-    import threading
-
-    from django.db import connection
 
     from sandbox.models import RunDiagnostic
 
@@ -328,15 +325,7 @@ def test_stack_dump_and_cancel_of_a_warm_run(pool):
     """)
     assert pool.wait_filled(FILL_TIMEOUT)
     run = services.create_run(owner=None, files={"main.py": hang}, timeout_seconds=120, enqueue=False)
-
-    def work() -> None:
-        try:
-            runner.execute_run(run.pk)
-        finally:
-            connection.close()
-
-    thread = threading.Thread(target=work, daemon=True)
-    thread.start()
+    thread = in_background(run)
     deadline = time.monotonic() + 60
     while "hanging now" not in log_of(run) and time.monotonic() < deadline:
         time.sleep(0.1)
