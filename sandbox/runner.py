@@ -16,6 +16,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from datetime import timedelta
+from pathlib import Path
 
 from django.conf import settings
 from django.db import close_old_connections
@@ -24,6 +25,7 @@ from django.utils.module_loading import import_string
 
 from faultline.errortext import first_line
 from sandbox.backends import ExecutionLimits, ProgramSpec, SandboxError, open_sandbox
+from sandbox.gpuslots import claim_gpu
 from sandbox.instance import INSTANCE_LABEL, instance_id
 from sandbox.models import Run, RunArtifact, RunDiagnostic, RunEvent, RunLogChunk
 from sandbox.selection import choose_backend
@@ -117,12 +119,13 @@ def _int(value) -> int:
     return value if isinstance(value, int) else 0
 
 
-def limits_for(run: Run) -> ExecutionLimits:
+def limits_for(run: Run, gpu_index: int | None = None) -> ExecutionLimits:
     return ExecutionLimits(
         timeout_seconds=run.timeout_seconds,
         memory_bytes=run.memory_mb * 1024 * 1024,
         cpus=run.cpus,
-        gpu=run.gpu != Run.Gpu.NONE,
+        gpu=gpu_index is not None,
+        gpu_index=gpu_index,
     )
 
 
@@ -149,14 +152,19 @@ def execute_run(run_id: int, worker_name: str | None = None) -> str:
     if not choice.ok:
         Run.transition(run_id, [Run.Status.STARTING], Run.Status.ERROR, error_message=choice.detail)
         return "error"
-    if run.gpu == Run.Gpu.REQUIRED and not gpu_available():
-        Run.transition(
-            run_id, [Run.Status.STARTING], Run.Status.ERROR,
-            error_message="this lab needs a GPU and this worker has none free (platform fault; retry later)",
-        )  # fmt: skip
-        return "error"
+    # A run that wants a GPU gets one of this worker's GPUs to itself, or none: an optional-GPU lab
+    # then runs on the CPU, a GPU-only lab fails fast as a platform fault.
+    gpus = settings.SANDBOX_GPUS if run.gpu != Run.Gpu.NONE else 0
     try:
-        return _execute(run, choice.name, hostname)
+        with claim_gpu(gpus, Path(settings.VAR_DIR) / "gpu-slots") as gpu_index:
+            if run.gpu == Run.Gpu.REQUIRED and gpu_index is None:
+                detail = f"all {gpus} of its GPUs are busy" if gpus else "it has no GPU"
+                Run.transition(
+                    run_id, [Run.Status.STARTING], Run.Status.ERROR,
+                    error_message=f"this lab needs a GPU and {detail} (platform fault; retry later)",
+                )  # fmt: skip
+                return "error"
+            return _execute(run, choice.name, hostname, gpu_index)
     except SandboxError as exc:
         log.warning("run %s: platform error: %s", run_id, exc)
         Run.transition(run_id, Run.ACTIVE, Run.Status.ERROR, error_message=str(exc))
@@ -167,14 +175,9 @@ def execute_run(run_id: int, worker_name: str | None = None) -> str:
         return "error"
 
 
-def gpu_available() -> bool:
-    """A GPU worker advertises itself with FAULTLINE_GPUS (count of free GPUs)."""
-    return int(getattr(settings, "SANDBOX_GPUS", 0) or 0) > 0
-
-
-def _execute(run: Run, backend: str, hostname: str) -> str:
+def _execute(run: Run, backend: str, hostname: str, gpu_index: int | None = None) -> str:
     program = ProgramSpec(files=run.files, entry=run.entry, ranks=run.ranks, env=dict(run.env))
-    limits = limits_for(run)
+    limits = limits_for(run, gpu_index)
     deadline = timezone.now() + timedelta(seconds=run.timeout_seconds)
     labels = {
         "faultline.run": str(run.pk),

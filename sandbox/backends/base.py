@@ -45,6 +45,7 @@ class ExecutionLimits:
     artifact_bytes: int = 64 * 1024 * 1024  # all artifacts of a run together
     artifact_file_bytes: int = 32 * 1024 * 1024
     gpu: bool = False
+    gpu_index: int | None = None  # the GPU this run holds on its worker (one run per GPU)
 
 
 @dataclass

@@ -113,7 +113,12 @@ def container_config(
         "detach": True,
     }
     if limits.gpu:
-        config["device_requests"] = [DeviceRequest(count=1, capabilities=[["gpu"]])]
+        # Exactly the GPU this run claimed, so two runs never share one.
+        if limits.gpu_index is not None:
+            request = DeviceRequest(device_ids=[str(limits.gpu_index)], capabilities=[["gpu"]])
+        else:
+            request = DeviceRequest(count=1, capabilities=[["gpu"]])
+        config["device_requests"] = [request]
     return config
 
 

@@ -53,6 +53,35 @@ def test_gpu_lab_on_a_cpu_worker_fails_fast_as_platform_error(settings):
     assert "needs a GPU" in run.error_message
 
 
+def test_one_run_per_gpu_and_optional_gpu_labs_fall_back_to_cpu(settings):
+    """With one GPU held by a running lab, a GPU-only lab fails fast and an optional one runs on the CPU."""
+    from sandbox.gpuslots import claim_gpu
+
+    settings.SANDBOX_BACKEND = "process"
+    settings.SANDBOX_GPUS = 1
+    seen = []
+    real_execute = runner._execute
+
+    def spy(run, backend, hostname, gpu_index=None):
+        seen.append((run.gpu, gpu_index))
+        return real_execute(run, backend, hostname, gpu_index)
+
+    with mock.patch.object(runner, "_execute", spy), claim_gpu(1, settings.VAR_DIR / "gpu-slots") as held:
+        assert held == 0
+        required = make_run(gpu=Run.Gpu.REQUIRED, queue=Run.Queue.GPU)
+        assert runner.execute_run(required.pk) == "error"
+        required.refresh_from_db()
+        assert "all 1 of its GPUs are busy" in required.error_message
+        optional = make_run(gpu=Run.Gpu.OPTIONAL)
+        assert runner.execute_run(optional.pk) == "passed"
+    assert seen == [(Run.Gpu.OPTIONAL, None)]
+    with mock.patch.object(runner, "_execute", spy), mock.patch("sandbox.runner.open_sandbox") as sandbox:
+        sandbox.side_effect = runner.SandboxError("stop after the claim")
+        runner.execute_run(make_run(gpu=Run.Gpu.OPTIONAL).pk)
+    assert seen[-1] == (Run.Gpu.OPTIONAL, 0)  # the GPU is free again once its run has ended
+    assert runner.limits_for(make_run(gpu=Run.Gpu.OPTIONAL), 0).gpu_index == 0
+
+
 @pytest.mark.parametrize(
     "files,message",
     [
