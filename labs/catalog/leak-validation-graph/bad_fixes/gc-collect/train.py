@@ -15,7 +15,7 @@ VAL_BATCH = {{ val_batch }}
 
 torch.set_num_threads(1)
 torch.manual_seed({{ data_seed }})
-x_train, y_train = make_split("train", seed={{ data_seed }}, n=49152)
+x_train, y_train = make_split("train", seed={{ data_seed }}, n=65536)
 x_val, y_val = make_split("val", seed={{ data_seed }}, n=VAL_ROWS)
 net = ChurnNet(width={{ width }})
 opt = torch.optim.AdamW(net.parameters(), lr={{ lr }}, weight_decay=1e-4)
