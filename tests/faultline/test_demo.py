@@ -1,4 +1,5 @@
 import json
+from unittest import mock
 
 from django.contrib.auth import authenticate
 from django.core.management import call_command
@@ -8,11 +9,15 @@ from faultline.demo import credentials_file
 
 def test_loaddemo_is_idempotent_and_prints_working_credentials(db, capsys, settings, tmp_path):
     settings.VAR_DIR = tmp_path
-    call_command("loaddemo")
-    first = capsys.readouterr().out
-    call_command("loaddemo")
-    second = capsys.readouterr().out
+    with mock.patch("labs.tasks.validate_pending.apply_async") as queue_validation:
+        call_command("loaddemo")
+        first = capsys.readouterr().out
+        call_command("loaddemo")
+        second = capsys.readouterr().out
     assert first == second, "re-running must keep the same accounts and passwords"
+    # The catalog is loaded but not validated yet: the worker is asked to validate (and so publish) it.
+    assert "Queued validation of" in first
+    queue_validation.assert_called_with(kwargs={"seeds": 1}, queue="cpu")
     credentials = json.loads(credentials_file().read_text())
     assert set(credentials) == {"candidate", "interviewer", "author", "admin"}
     for username, password in credentials.items():

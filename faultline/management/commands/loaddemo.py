@@ -25,5 +25,7 @@ class Command(BaseCommand):
             return
         # The worker proves each lab (fault reproduces, solution passes, cover-ups fail) before
         # candidates see it; labs appear on /labs/ one by one as they pass.
-        validate_pending.apply_async(kwargs={"seeds": 1})
+        # On the queue of lab runs: validation runs lab programs, and a worker that serves only
+        # "default" (a web-only node) must not be tied up by it.
+        validate_pending.apply_async(kwargs={"seeds": 1}, queue="cpu")
         self.stdout.write(f"Queued validation of {len(pending)} lab(s); they are published as they pass.")
