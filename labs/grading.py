@@ -79,7 +79,9 @@ def gather_outcome(run: Run, baseline: dict | None = None) -> Outcome:
                 losses.append(value)
         elif kind == "memory":
             size = data.get("pss_bytes") or data.get("rss_bytes")
-            if isinstance(size, (int, float)):
+            # A rank caught while exiting reads as 0 bytes: not a measurement, and one such sample at
+            # the end would flatten a leak's slope.
+            if isinstance(size, (int, float)) and size > 0:
                 latest_by_rank[rank] = float(size)
                 memory.append((t, sum(latest_by_rank.values())))
         elif kind == "counter" and isinstance(data.get("name"), str):

@@ -111,3 +111,17 @@ def test_hidden_files_and_grader_share_one_hidden_seed(candidate, kind):
     hidden_seed = grader_seed(lab.slug, lab_run.seed, lab_run.grader_nonce)
     assert lab_run.grader_nonce != 0
     assert any(f"= {hidden_seed}" in lab_run.run.files[name] for name in version.spec["hidden"])
+
+
+def test_memory_samples_of_an_exiting_rank_are_not_measurements():
+    from labs.grading import gather_outcome
+    from sandbox.models import RunEvent
+
+    run = Run.objects.create(files={"main.py": "pass"}, status=Run.Status.PASSED)
+    samples = [(t * 0.5, (100 + 10 * t) * 2**20) for t in range(20)] + [(10.0, 0)]
+    RunEvent.objects.bulk_create(
+        RunEvent(run=run, seq=i + 1, kind="memory", rank=0, t=t, data={"rss_bytes": size, "pss_bytes": None})
+        for i, (t, size) in enumerate(samples)
+    )
+    outcome = gather_outcome(run)
+    assert len(outcome.memory) == 20 and all(size > 0 for _, size in outcome.memory)
