@@ -21,7 +21,7 @@ from labs import services
 from labs.models import Attempt, Lab, LabRun
 from labs.presenters import attempt_payload, lab_payload, lab_run_payload, timeline
 from sandbox import services as sandbox_services
-from sandbox.api import DiagnosticSerializer, _non_negative
+from sandbox.api import DiagnosticSerializer, new_output
 
 
 def _refused(exc: services.LabRefused, field: str = "detail") -> ValidationError:
@@ -143,18 +143,11 @@ class AttemptRunView(APIView):
     )
     def get(self, request: Request, pk: int, run_pk: int) -> Response:
         lab_run = own_lab_run(request, pk, run_pk)
-        log_after = _non_negative(request.query_params.get("log_after"), "log_after")
-        events_after = _non_negative(request.query_params.get("events_after"), "events_after")
         run = lab_run.run
         return Response(
             {
                 **lab_run_payload(lab_run, get_language()),
-                "log": list(run.log_chunks.filter(seq__gt=log_after).values("seq", "text")[:200]),
-                "events": list(
-                    run.events.filter(
-                        seq__gt=events_after, kind__in=("metric", "memory", "cuda_memory", "rank_exit")
-                    ).values("seq", "kind", "rank", "t", "data")[:3000]
-                ),
+                **new_output(request, run, kinds=("metric", "memory", "cuda_memory", "rank_exit"), event_limit=3000),
                 "last_event_seq": run.events.order_by("-seq").values_list("seq", flat=True).first() or 0,
                 "diagnostics": DiagnosticSerializer(run.diagnostics.all(), many=True).data,
             }

@@ -46,12 +46,12 @@ def program_for(version: LabVersion, seed: int, overlay: str | None = None, nonc
     elif overlay and overlay.startswith("bad:"):
         files.update(render_files(spec["bad_fixes"][overlay[4:]], values))
     if nonce is not None:
-        files.update(hidden_files(spec, seed, nonce))
+        files.update(hidden_files(spec, seed, nonce, values))
     return files
 
 
-def hidden_files(spec: dict, seed: int, nonce: int) -> dict[str, str]:
-    values = choose_params(spec["slug"], spec["params"], seed)
+def hidden_files(spec: dict, seed: int, nonce: int, values: dict | None = None) -> dict[str, str]:
+    values = values if values is not None else choose_params(spec["slug"], spec["params"], seed)
     return render_files(spec["hidden"], {**values, "grader_seed": grader_seed(spec["slug"], seed, nonce)})
 
 

@@ -115,15 +115,10 @@ class RunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     )
     def retrieve(self, request: Request, *args, **kwargs) -> Response:
         run = self.get_object()
-        log_after = _non_negative(request.query_params.get("log_after"), "log_after")
-        events_after = _non_negative(request.query_params.get("events_after"), "events_after")
-        chunks = list(run.log_chunks.filter(seq__gt=log_after).values("seq", "text")[:200])
-        events = list(run.events.filter(seq__gt=events_after).values("seq", "kind", "rank", "t", "data")[:2000])
         return Response(
             {
                 **RunSerializer(run).data,
-                "log": chunks,
-                "events": events,
+                **new_output(request, run),
                 "diagnostics": DiagnosticSerializer(run.diagnostics.all(), many=True).data,
                 "artifacts": list(run.artifacts.values("name", "size")),
             }
@@ -154,6 +149,19 @@ class RunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         response = HttpResponse(bytes(artifact.content), content_type="application/octet-stream")
         response["Content-Disposition"] = f'attachment; filename="{name.rsplit("/", 1)[-1]}"'
         return response
+
+
+def new_output(request: Request, run: Run, kinds: tuple[str, ...] | None = None, event_limit: int = 2000) -> dict:
+    """The log chunks and telemetry events a live page has not seen yet (``log_after``, ``events_after``)."""
+    log_after = _non_negative(request.query_params.get("log_after"), "log_after")
+    events_after = _non_negative(request.query_params.get("events_after"), "events_after")
+    events = run.events.filter(seq__gt=events_after)
+    if kinds is not None:
+        events = events.filter(kind__in=kinds)
+    return {
+        "log": list(run.log_chunks.filter(seq__gt=log_after).values("seq", "text")[:200]),
+        "events": list(events.values("seq", "kind", "rank", "t", "data")[:event_limit]),
+    }
 
 
 def _non_negative(raw, name: str) -> int:
