@@ -44,7 +44,7 @@ MAX_AGE_SECONDS = 6 * 3600
 HANDOUT_MARGIN_SECONDS = 15 * 60
 CHECK_SECONDS = 60.0
 RETRY_SECONDS = 30.0
-READY_SECONDS = 120.0  # a zygote still importing torch after this is left alone (and still usable)
+READY_SECONDS = 120.0  # a zygote still importing torch after this is removed and its settings count as broken
 # Settings whose zygote died before any job (e.g. a memory limit too small to import torch) are not
 # tried again for this long: runs with them go cold instead of the pool churning containers.
 BROKEN_SECONDS = 30 * 60
@@ -98,7 +98,7 @@ class WarmPool:
         self._wake = threading.Event()
         self._filled = threading.Condition(self._lock)
         self._ready: set[str] = set()  # container ids whose zygote has finished importing
-        self._broken: dict[Profile, float] = {}  # profile → when its zygote last died before a job
+        self._broken: dict[Profile, float] = {}  # profile → when its zygote last died or stalled before a job
         self._active = 0
         self._closed = False
         self._client = None
@@ -259,15 +259,23 @@ class WarmPool:
                     self._ready.add(lease.container_id)
                     self._filled.notify_all()
                 return
-            if HARNESS_EXIT_MARKER.encode() in last:  # the zygote died before any job: useless
-                with self._lock:
-                    self._idle[lease.profile.kind] = [o for o in self._idle[lease.profile.kind] if o is not lease]
-                    self._broken[lease.profile] = time.time()
-                log.warning("warm pool: the zygote in %s exited before its job", lease.container_id[:12])
-                self._remove(lease)
+            if HARNESS_EXIT_MARKER.encode() in last:
+                self._give_up(lease, "exited before its job")
                 return
             time.sleep(0.1)
-        log.warning("warm pool: the zygote in %s is not ready after %ss", lease.container_id[:12], READY_SECONDS)
+        # Too little memory can make the torch import thrash on evicted library pages instead of being
+        # killed: such a container would hold its memory and never serve, so it counts as broken too.
+        self._give_up(lease, f"is not ready after {READY_SECONDS}s")
+
+    def _give_up(self, lease: Lease, why: str) -> None:
+        with self._lock:
+            idle = self._idle[lease.profile.kind]
+            if all(lease is not other for other in idle):
+                return  # handed to a run meanwhile: the run's own checks deal with it
+            self._idle[lease.profile.kind] = [other for other in idle if other is not lease]
+            self._broken[lease.profile] = time.time()
+        log.warning("warm pool: the zygote in %s %s", lease.container_id[:12], why)
+        self._remove(lease)
 
     def _docker(self):
         if self._client is None:

@@ -343,17 +343,39 @@ def test_stack_dump_and_cancel_of_a_warm_run(pool):
     assert run.container_id and not container_exists(run.container_id)
 
 
-def test_settings_whose_zygote_cannot_start_are_not_retried(pool):
+def test_settings_whose_zygote_cannot_start_are_not_retried(pool, monkeypatch):
+    # With 128 MB the torch import is either killed or thrashes on evicted library pages, depending on
+    # the disk; a stalled zygote must be given up like a dead one.
+    monkeypatch.setattr(warm_pool, "READY_SECONDS", 30.0)
     run = run_program("print('small')", memory_mb=128)  # cold: no such container in the pool
     assert run.status == "passed", log_of(run)
     small = warm_pool.Profile.of(pool.image, runner.limits_for(run))
     deadline = time.monotonic() + FILL_TIMEOUT
     while small not in pool._broken and time.monotonic() < deadline:
         time.sleep(0.5)
-    assert small in pool._broken, "a zygote with 128 MB should not survive importing torch"
+    assert small in pool._broken, "a zygote with 128 MB should not become ready"
     time.sleep(3)
     made = docker_client().containers.list(all=True, filters={"label": f"faultline.worker={pool.node}"})
     assert len(made) <= 1, "the pool keeps making containers that die"
+
+
+def test_a_zygote_not_ready_in_time_is_removed_and_its_settings_not_retried(monkeypatch):
+    from sandbox.images.build import image_tag
+
+    monkeypatch.setattr(warm_pool, "READY_SECONDS", 0.3)  # importing torch alone takes seconds
+    stalled = warm_pool.WarmPool(f"pooltest-{uuid.uuid4().hex[:8]}@test", {"cpu": 1}, image_tag("cpu"))
+    default = warm_pool.Profile.of(stalled.image, ExecutionLimits())
+    stalled.start()
+    try:
+        deadline = time.monotonic() + 60
+        while default not in stalled._broken and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert default in stalled._broken
+        assert not stalled.wait_filled(3)
+        made = docker_client().containers.list(all=True, filters={"label": f"faultline.worker={stalled.node}"})
+        assert made == [], "the stalled zygote's container is still there"
+    finally:
+        stalled.close()
 
 
 def start_worker(node: str, queue: str, log_path, pool_size: int):

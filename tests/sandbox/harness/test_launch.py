@@ -125,6 +125,31 @@ def test_heartbeat_reports_alive_ranks_and_progress(torch_run: LauncherRun) -> N
     assert set(beats[0]["since_progress"]) == {"0", "1"}
 
 
+def test_a_process_group_left_open_is_destroyed_at_exit(launch) -> None:
+    # torch aborts some exits with a live gloo group; the harness closes it the way a tidy program would.
+    run = launch(
+        """
+        import torch, torch.distributed as dist
+        closing = dist.destroy_process_group
+        def traced(*args, **kwargs):
+            print("destroying the process group", flush=True)
+            closing(*args, **kwargs)
+            print(f"initialized={dist.is_initialized()}", flush=True)
+        dist.destroy_process_group = traced
+        dist.init_process_group("gloo")
+        total = torch.ones(1)
+        dist.all_reduce(total)
+        print(f"sum={total.item():g}", flush=True)
+        """,
+        ranks=2,
+    )
+    assert run.wait(120) == 0, "\n".join(run.lines[-30:])
+    for rank in (0, 1):
+        output = run.output(rank)
+        assert "sum=2" in output
+        assert "destroying the process group" in output and "initialized=False" in output, output
+
+
 def test_failing_rank_sets_exit_code_and_stops_the_others(launch) -> None:
     run = launch(
         """
