@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -24,6 +23,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from labs.checks import Outcome, run_checks
+from labs.flag_scan import static_flags
 from labs.models import LabRun
 from labs.render import choose_params, grader_seed
 from sandbox.backends.base import safe_relative_path
@@ -155,14 +155,3 @@ def evaluate_with_grader(spec: dict, run: Run, values: dict, hidden_seed: int) -
     if "candidate_error" in answer:
         return {}, answer["candidate_error"]
     return {k: float(v) for k, v in answer["metrics"].items()}, ""
-
-
-def static_flags(spec: dict, files: dict[str, str]) -> list[dict]:
-    """Patterns worth a human look (a cover-up, a removed collective). Shown to interviewers; never a fail."""
-    text = "\n".join(files.values())
-    found = []
-    for flag in spec.get("static_flags", []):
-        hit = re.search(flag["pattern"], text, re.MULTILINE)
-        if (flag["mode"] == "pattern" and hit) or (flag["mode"] == "absent" and not hit):
-            found.append({"en": flag["en"], "zh": flag["zh"], "pattern": flag["pattern"], "mode": flag["mode"]})
-    return found
