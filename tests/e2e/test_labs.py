@@ -20,7 +20,7 @@ from labs.services import program_for
 from tests.conftest import PASSWORD, make_user
 from tests.e2e.conftest import log_in
 from tests.labs.helpers import publish
-from tests.sandbox.helpers import in_background
+from tests.sandbox.helpers import in_background, log_of
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 FAMILIES = ["nan", "leak", "hang", "perf", "correctness"]
@@ -122,6 +122,15 @@ def apply_files(page, files: dict[str, str]) -> None:
         page.locator("#code-input").fill(text)
 
 
+def describe_fix(attempt: Attempt) -> str:
+    """What a failed verdict needs to be understood: the fix's checks, metrics and log tail."""
+    lab_run = attempt.lab_runs.filter(kind="fix").order_by("-pk").first()
+    if lab_run is None:
+        return "no fix run"
+    checks = "\n".join(f"{c['name']}: {c['passed']} {c['measured']} {c['detail']}" for c in lab_run.checks)
+    return f"{checks}\nmetrics: {lab_run.metrics}\nlog tail:\n{log_of(lab_run.run)[-3000:]}"
+
+
 @pytest.mark.parametrize("family", FAMILIES)
 def test_candidate_fixes_a_lab_of_each_family(candidate_page, family, screenshot_dir):
     page = candidate_page
@@ -138,7 +147,10 @@ def test_candidate_fixes_a_lab_of_each_family(candidate_page, family, screenshot
     apply_files(page, {name: solution[name] for name in attempt.version.spec["solution"]})
     page.get_by_role("button", name="Submit fix").click()
     page.wait_for_url("**/fixes/*/", timeout=150_000)
-    expect(page.locator("#verdict")).to_contain_text("Passed: every check holds.", timeout=60_000)
+    try:
+        expect(page.locator("#verdict")).to_contain_text("Passed: every check holds.", timeout=60_000)
+    except AssertionError as failed:
+        raise AssertionError(f"{failed}\n{describe_fix(attempt)}") from None
     expect(page.locator("#checks tr.fail")).to_have_count(0)
     if family == "nan":
         page.screenshot(path=str(screenshot_dir / "lab-result.png"), full_page=True)
