@@ -45,7 +45,7 @@ HANDOUT_MARGIN_SECONDS = 15 * 60
 CHECK_SECONDS = 60.0
 RETRY_SECONDS = 30.0
 READY_SECONDS = 120.0  # a zygote still importing torch after this is removed and its settings count as broken
-# Settings whose zygote died before any job (e.g. a memory limit too small to import torch) are not
+# Settings whose zygote died or stalled before any job (a memory limit too small for torch) are not
 # tried again for this long: runs with them go cold instead of the pool churning containers.
 BROKEN_SECONDS = 30 * 60
 
