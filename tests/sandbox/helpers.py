@@ -2,12 +2,30 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
+import time
+from pathlib import Path
 
 from django.db import connection
 
 from sandbox import runner
 from sandbox.models import Run
+
+REPO = Path(__file__).resolve().parents[2]
+# A program that announces itself, then waits in a function a stack dump can name.
+HANG = """
+import time
+
+def wait_forever():
+    while True:
+        time.sleep(0.2)
+
+print("hanging now", flush=True)
+wait_forever()
+"""
 
 
 def log_of(run: Run) -> str:
@@ -39,3 +57,30 @@ def in_background(run: Run, worker_name: str | None = None) -> threading.Thread:
     thread = threading.Thread(target=work, daemon=True)
     thread.start()
     return thread
+
+
+def wait_for(predicate, timeout: float, what: str):
+    """The predicate's first truthy value, polled every 0.1 s; a timeout fails the test naming ``what``."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+def start_worker(
+    node: str, log: Path, *, backend: str = "docker", queue: str = "cpu", pool_size: int | None = None
+) -> subprocess.Popen:
+    """A real Celery worker (solo pool) on the current test database; ``pool_size`` sets its warm pool."""
+    from tests.faultline.test_worker_roundtrip import database_url_for_current_test_db
+
+    env = dict(os.environ, DATABASE_URL=database_url_for_current_test_db(), SANDBOX_BACKEND=backend)
+    if pool_size is not None:
+        env["SANDBOX_WARM_POOL_CPU"] = str(pool_size)
+    return subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "faultline", "worker", "--pool", "solo", "--queues", queue,
+         "--hostname", node, "--without-gossip", "--without-mingle", "--without-heartbeat", "--loglevel", "INFO"],
+        cwd=REPO, env=env, stdout=open(log, "a"), stderr=subprocess.STDOUT,
+    )  # fmt: skip

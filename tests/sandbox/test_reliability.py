@@ -3,66 +3,31 @@ cancels and diagnostics while a program hangs. Real workers, real sandboxes."""
 
 from __future__ import annotations
 
-import os
 import signal
-import subprocess
-import sys
 import threading
 import time
 import uuid
-from pathlib import Path
 
 import pytest
 from django.db import connection
 
 from sandbox import runner, services
 from sandbox.models import Run
-from tests.faultline.test_worker_roundtrip import database_url_for_current_test_db
-from tests.sandbox.helpers import containers_of, in_background, log_of
+from tests.sandbox.helpers import HANG, containers_of, in_background, log_of, start_worker, wait_for
 
-REPO = Path(__file__).resolve().parents[2]
 BACKENDS = [pytest.param("docker", marks=pytest.mark.docker), "process"]
-HANG = """
-import time
-
-def wait_forever():
-    while True:
-        time.sleep(0.2)
-
-print("hanging now", flush=True)
-wait_forever()
-"""
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def wait_for(predicate, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
 def status_of(run: Run) -> str:
     return Run.objects.values_list("status", flat=True).get(pk=run.pk)
 
 
-def start_worker(node: str, backend: str, log: Path) -> subprocess.Popen:
-    env = dict(os.environ, DATABASE_URL=database_url_for_current_test_db(), SANDBOX_BACKEND=backend)
-    return subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "faultline", "worker", "--pool", "solo", "--queues", "cpu",
-         "--hostname", node, "--without-gossip", "--without-mingle", "--without-heartbeat", "--loglevel", "INFO"],
-        cwd=REPO, env=env, stdout=open(log, "a"), stderr=subprocess.STDOUT,
-    )  # fmt: skip
-
-
 @pytest.mark.worker
 def test_real_worker_runs_a_program_end_to_end(settings, tmp_path):
     settings.SANDBOX_BACKEND = "process"
-    worker = start_worker(f"e2e-{uuid.uuid4().hex[:8]}@%h", "process", tmp_path / "worker.log")
+    worker = start_worker(f"e2e-{uuid.uuid4().hex[:8]}@%h", tmp_path / "worker.log", backend="process")
     try:
         run = services.create_run(owner=None, files={"main.py": "print('from the worker')"})  # enqueued on commit
         wait_for(lambda: status_of(run) in Run.TERMINAL, 90, "the worker to finish the run")
@@ -81,7 +46,7 @@ def test_worker_killed_mid_run_leaves_nothing_running(settings, tmp_path):
     settings.SANDBOX_BACKEND = "docker"
     node = f"doomed-{uuid.uuid4().hex[:8]}@%h"
     log = tmp_path / "worker.log"
-    worker = start_worker(node, "docker", log)
+    worker = start_worker(node, log)
     try:
         run = services.create_run(owner=None, files={"main.py": HANG}, timeout_seconds=300)
         wait_for(lambda: status_of(run) == "running", 120, f"the run to start:\n{log.read_text()[-2000:]}")
@@ -89,7 +54,7 @@ def test_worker_killed_mid_run_leaves_nothing_running(settings, tmp_path):
         worker.send_signal(signal.SIGKILL)
         worker.wait(timeout=10)
         assert status_of(run) == "running" and containers_of(run), "nothing reaps before a worker comes back"
-        worker = start_worker(node, "docker", log)  # the same worker, restarted
+        worker = start_worker(node, log)  # the same worker, restarted
         wait_for(lambda: status_of(run) == "error", 60, "the restarted worker to end the lost run")
         wait_for(lambda: not containers_of(run), 30, "the orphaned container to be removed")
         run.refresh_from_db()

@@ -16,7 +16,7 @@ from sandbox import pool as warm_pool
 from sandbox import reaper, runner, services
 from sandbox.backends.base import ExecutionLimits, ProgramSpec
 from sandbox.models import Run
-from tests.sandbox.helpers import containers_of, in_background, log_of
+from tests.sandbox.helpers import HANG, containers_of, in_background, log_of, start_worker, wait_for
 
 pytestmark = [pytest.mark.docker, pytest.mark.django_db(transaction=True)]
 FILL_TIMEOUT = 180
@@ -315,16 +315,8 @@ def test_stack_dump_and_cancel_of_a_warm_run(pool):
 
     from sandbox.models import RunDiagnostic
 
-    hang = textwrap.dedent("""
-        import time
-        def wait_forever():
-            while True:
-                time.sleep(0.2)
-        print("hanging now", flush=True)
-        wait_forever()
-    """)
     assert pool.wait_filled(FILL_TIMEOUT)
-    run = services.create_run(owner=None, files={"main.py": hang}, timeout_seconds=120, enqueue=False)
+    run = services.create_run(owner=None, files={"main.py": HANG}, timeout_seconds=120, enqueue=False)
     thread = in_background(run)
     deadline = time.monotonic() + 60
     while "hanging now" not in log_of(run) and time.monotonic() < deadline:
@@ -378,37 +370,6 @@ def test_a_zygote_not_ready_in_time_is_removed_and_its_settings_not_retried(monk
         stalled.close()
 
 
-def start_worker(node: str, queue: str, log_path, pool_size: int):
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    from tests.faultline.test_worker_roundtrip import database_url_for_current_test_db
-
-    env = dict(
-        os.environ,
-        DATABASE_URL=database_url_for_current_test_db(),
-        SANDBOX_BACKEND="docker",
-        SANDBOX_WARM_POOL_CPU=str(pool_size),
-    )
-    return subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "faultline", "worker", "--pool", "solo", "--queues", queue,
-         "--hostname", node, "--without-gossip", "--without-mingle", "--without-heartbeat", "--loglevel", "INFO"],
-        cwd=Path(__file__).resolve().parents[2], env=env, stdout=open(log_path, "a"), stderr=subprocess.STDOUT,
-    )  # fmt: skip
-
-
-def wait_for(predicate, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-
-
 @pytest.mark.worker
 def test_a_killed_workers_warm_container_is_removed_when_it_restarts(settings, tmp_path):
     import signal
@@ -425,7 +386,7 @@ def test_a_killed_workers_warm_container_is_removed_when_it_restarts(settings, t
         ids = [c["Id"] for c in found]
         return [i for i in ids if b"@@fl-zygote-ready" in api.logs(i, stdout=True, stderr=False, tail=1)]
 
-    worker = start_worker(node, queue, log, pool_size=1)
+    worker = start_worker(node, log, queue=queue, pool_size=1)
     try:
         pooled = wait_for(ready_pool_containers, FILL_TIMEOUT, f"a ready pool container:\n{log.read_text()[-2000:]}")
         hang = "import time\nprint('hanging now', flush=True)\ntime.sleep(600)\n"
@@ -437,7 +398,7 @@ def test_a_killed_workers_warm_container_is_removed_when_it_restarts(settings, t
         worker.send_signal(signal.SIGKILL)
         worker.wait(timeout=10)
         assert container_exists(run.container_id), "nothing reaps before a worker comes back"
-        worker = start_worker(node, queue, log, pool_size=0)  # the same worker, restarted
+        worker = start_worker(node, log, queue=queue, pool_size=0)  # the same worker, restarted
         wait_for(lambda: Run.objects.get(pk=run.pk).status == "error", 60, "the restarted worker to end the run")
         wait_for(lambda: not container_exists(run.container_id), 30, "the orphaned pool container to go")
         assert "platform fault" in Run.objects.get(pk=run.pk).error_message
