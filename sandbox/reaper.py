@@ -63,10 +63,8 @@ def reap(
         orphaned = (
             restarted_worker is not None and run.worker == restarted_worker and run.status_changed_at < worker_started
         )
-        if (orphaned or now > limit) and Run.transition(
-            run.pk, [run.status], Run.Status.ERROR, error_message=LOST_MESSAGE
-        ):
-            report.runs_failed.append(run.pk)
+        if orphaned or now > limit:
+            _mark_lost(run.pk, [run.status], report)
     return report
 
 
@@ -92,8 +90,8 @@ def _reap_containers(
         orphaned = _left_by_dead_incarnation(labels, restarted_worker, worker_started)
         if overdue or orphaned or run_id not in active:
             _remove(container, report)
-            if run_id in active and Run.transition(run_id, Run.ACTIVE, Run.Status.ERROR, error_message=LOST_MESSAGE):
-                report.runs_failed.append(run_id)
+            if run_id in active:
+                _mark_lost(run_id, Run.ACTIVE, report)
     if pooled:
         _reap_pool(now, report, pooled, restarted_worker, worker_started, this_worker)
 
@@ -117,13 +115,19 @@ def _reap_pool(
             overdue = deadline_at is not None and now > deadline_at + GRACE
             if orphaned or overdue or not active:
                 _remove(container, report)
-                if active and Run.transition(run_id, Run.ACTIVE, Run.Status.ERROR, error_message=LOST_MESSAGE):
-                    report.runs_failed.append(run_id)
+                if active:
+                    _mark_lost(run_id, Run.ACTIVE, report)
             continue
         deadline = int(labels.get("faultline.deadline", "0") or 0)
         overdue = now.timestamp() > deadline + GRACE.total_seconds()
         if overdue or orphaned or _maker_gone(labels, this_worker):
             _remove(container, report)
+
+
+def _mark_lost(run_id: int, from_statuses, report: ReapReport) -> None:
+    # Conditional: a run that finished meanwhile keeps its result.
+    if Run.transition(run_id, from_statuses, Run.Status.ERROR, error_message=LOST_MESSAGE):
+        report.runs_failed.append(run_id)
 
 
 def _left_by_dead_incarnation(labels: dict, restarted_worker: str | None, worker_started) -> bool:
