@@ -38,6 +38,7 @@ from sandbox.backends.base import (
     SandboxError,
     read_artifacts_from_tar,
 )
+from sandbox.harness.faultline_harness._zygote import READY_LINE as ZYGOTE_READY
 
 WORK = "/work"
 
@@ -49,7 +50,6 @@ class OutputTooLarge(Exception):
 PROGRAM = "/lab/program"
 CONTROL = "/lab/control"  # warm containers only: where job.json appears
 LAB_USER = "10001:10001"
-ZYGOTE_READY = "@@fl-zygote-ready"  # faultline_harness._zygote.READY_LINE
 END_PREFIX = '@@fl {"kind":"end",'  # how faultline_harness.launch writes its last line
 # No network means no resolvable hostname: pin gloo to loopback instead of letting it warn.
 BASE_ENV = {"PYTHONUNBUFFERED": "1", "HOME": WORK, "GLOO_SOCKET_IFNAME": "lo"}

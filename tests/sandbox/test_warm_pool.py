@@ -15,6 +15,7 @@ from django.utils import timezone
 from sandbox import pool as warm_pool
 from sandbox import reaper, runner, services
 from sandbox.backends.base import ExecutionLimits, ProgramSpec
+from sandbox.backends.docker_backend import ZYGOTE_READY
 from sandbox.models import Run
 from tests.sandbox.helpers import HANG, containers_of, in_background, log_of, start_worker, wait_for
 
@@ -384,7 +385,7 @@ def test_a_killed_workers_warm_container_is_removed_when_it_restarts(settings, t
     def ready_pool_containers() -> list[str]:
         found = api.containers(filters={"label": ["faultline.pool", f"faultline.worker={node}"]})
         ids = [c["Id"] for c in found]
-        return [i for i in ids if b"@@fl-zygote-ready" in api.logs(i, stdout=True, stderr=False, tail=1)]
+        return [i for i in ids if ZYGOTE_READY.encode() in api.logs(i, stdout=True, stderr=False, tail=1)]
 
     worker = start_worker(node, log, queue=queue, pool_size=1)
     try:
