@@ -187,13 +187,11 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_CONNECTION_TIMEOUT = 5
 
 SANDBOX_BACKEND = env_choice("SANDBOX_BACKEND", "auto", ("auto", "docker", "process"))
-# GPUs this worker may hand to lab runs (one run per GPU); 0 = CPU-only worker.
 # The lab catalog loadlabs imports (a folder of <slug>/lab.yaml); a deployment may keep its labs elsewhere.
 LAB_CATALOG_DIR = Path(env_str("LAB_CATALOG_DIR", str(BASE_DIR / "labs" / "catalog")))
 # Lab runs a candidate may start per hour (runs the platform failed are not counted).
 LAB_RUNS_PER_HOUR = env_int("LAB_RUNS_PER_HOUR", 40, minimum=1, maximum=10_000)
-# Called by the worker with the run id after a graded run ends; returns whether it passed.
-SANDBOX_GRADER = "labs.grading.grade_run"
+# GPUs this worker may hand to lab runs (one run per GPU); 0 = CPU-only worker.
 SANDBOX_GPUS = env_int("SANDBOX_GPUS", 0, minimum=0, maximum=64)
 # Warm, single-use lab containers (torch already imported) that each worker process keeps ready for
 # runs without / with a GPU; 0 disables. See sandbox/pool.py.

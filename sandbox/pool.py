@@ -34,7 +34,9 @@ from pathlib import Path
 
 from django.conf import settings
 
+from sandbox.backends import containerspec as spec
 from sandbox.backends.base import ExecutionLimits
+from sandbox.harness.faultline_harness.protocol import READY_LINE
 from sandbox.instance import INSTANCE_LABEL, instance_id
 
 log = logging.getLogger(__name__)
@@ -245,8 +247,6 @@ class WarmPool:
         return out
 
     def _await_ready(self, lease: Lease) -> None:
-        from sandbox.backends.docker_backend import HARNESS_EXIT_MARKER, ZYGOTE_READY
-
         api = self._docker().api
         deadline = time.monotonic() + READY_SECONDS
         while time.monotonic() < deadline:
@@ -254,12 +254,12 @@ class WarmPool:
                 if self._closed or all(lease is not other for other in self._idle[lease.profile.kind]):
                     return  # closing, or already handed to a run
             last = api.logs(lease.container_id, stdout=True, stderr=False, tail=1)
-            if ZYGOTE_READY.encode() in last:
+            if READY_LINE.encode() in last:
                 with self._lock:
                     self._ready.add(lease.container_id)
                     self._filled.notify_all()
                 return
-            if HARNESS_EXIT_MARKER.encode() in last:
+            if not api.inspect_container(lease.container_id)["State"]["Running"]:
                 self._give_up(lease, "exited before its job")
                 return
             time.sleep(0.1)
@@ -285,8 +285,6 @@ class WarmPool:
         return self._client
 
     def _create(self, profile: Profile) -> Lease:
-        from sandbox.backends import docker_backend as db
-
         self.base_dir.mkdir(parents=True, exist_ok=True)
         slot = Path(tempfile.mkdtemp(prefix="pool-", dir=self.base_dir))
         container = None
@@ -304,9 +302,9 @@ class WarmPool:
                 "faultline.started": str(started),
                 "faultline.deadline": str(deadline),
             }
-            config = db.container_config(
-                profile.image, profile.limits, db.harness_script(db.ZYGOTE_ARGS), dict(db.BASE_ENV), labels,
-                {slot / "program": db.PROGRAM, slot / "control": db.CONTROL},
+            config = spec.container_config(
+                profile.image, profile.limits, spec.launcher_command(spec.ZYGOTE_ARGS), dict(spec.BASE_ENV), labels,
+                {slot / "program": spec.PROGRAM, slot / "control": spec.CONTROL},
             )  # fmt: skip
             container = self._docker().containers.create(**config)
             container.start()
@@ -355,7 +353,7 @@ def start_pool(node: str) -> WarmPool | None:
     choice = choose_backend()
     if not (choice.ok and choice.name == "docker"):
         return None
-    from sandbox.images.build import image_tag
+    from sandbox.images.tags import image_tag
 
     with _pool_lock:
         if current() is not None:

@@ -7,17 +7,17 @@ tree is, including processes re-parented away but still in the rank's session.
 
 from __future__ import annotations
 
-from sandbox.harness.faultline_harness import _proc
+from sandbox.harness.faultline_harness import procfs
 
 
 def tree_rss_bytes(roots: list[int]) -> int:
-    stats = _proc.all_stats()
+    stats = procfs.all_stats()
     pids: set[int] = set()
     for root in roots:
-        pids.update(_proc.process_tree(root, stats))
+        pids.update(procfs.process_tree(root, stats))
     total = 0
     for pid in pids:
-        memory = _proc.memory_of(pid)
+        memory = procfs.memory_of(pid)
         if memory is not None:
             total += memory[0]
     return total

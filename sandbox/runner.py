@@ -9,7 +9,6 @@ platform ends it as ``error``, which is never counted against a candidate.
 
 from __future__ import annotations
 
-import json
 import logging
 import socket
 import threading
@@ -21,12 +20,14 @@ from pathlib import Path
 from django.conf import settings
 from django.db import close_old_connections
 from django.utils import timezone
-from django.utils.module_loading import import_string
 
 from faultline.errortext import first_line
 from sandbox.backends import ExecutionLimits, ProgramSpec, SandboxError, open_sandbox
 from sandbox.gpuslots import claim_gpu
+from sandbox.harness.faultline_harness import protocol
 from sandbox.instance import INSTANCE_LABEL, instance_id
+from sandbox.judging import RunResult, judge_for
+from sandbox.memtrim import release_free_memory
 from sandbox.models import Run, RunArtifact, RunDiagnostic, RunEvent, RunLogChunk
 from sandbox.selection import choose_backend
 
@@ -38,8 +39,6 @@ FLUSH_SECONDS = 0.5
 FLUSH_BYTES = 64 * 1024
 MAX_DELIVERIES = 3
 TRUNCATION_MARKER = "\n[output truncated: the log of a run is capped at 2 MB]\n"
-TELEMETRY_PREFIX = "@@fl "
-GRADED_PURPOSES = ("grade", "validate")
 
 
 @dataclass
@@ -56,10 +55,18 @@ class StreamState:
     pending_bytes: int = 0
     pending_events: list[RunEvent] = field(default_factory=list)
     peak_rss: int = 0
+    # The launcher's measurements, kept here whatever the event cap: a program that floods its own
+    # reports must not push the launcher's samples out of what the run is judged on.
+    end: dict | None = None
+    rank_exits: dict[str, int | None] = field(default_factory=dict)
+    container_memory: list[tuple[float, int]] = field(default_factory=list)
+    tree_memory: list[tuple[float, int]] = field(default_factory=list)
+    _latest_tree: dict[int, int] = field(default_factory=dict)
 
     def add_line(self, line: str) -> None:
-        if line.startswith(TELEMETRY_PREFIX):
-            self._add_event(line[len(TELEMETRY_PREFIX) :])
+        event = protocol.decode(line)
+        if event is not None:
+            self._add_event(event)
             return
         size = len(line.encode("utf-8", errors="replace")) + 1
         self.log_bytes += size
@@ -72,15 +79,9 @@ class StreamState:
         self.pending_text.append(line + "\n")
         self.pending_bytes += size
 
-    def _add_event(self, payload: str) -> None:
-        try:
-            data = json.loads(payload)
-        except ValueError:
-            return
-        if not isinstance(data, dict):
-            return
-        if data.get("kind") == "memory":
-            self.peak_rss = max(self.peak_rss, _int(data.get("rss_bytes")))
+    def _add_event(self, data: dict) -> None:
+        if protocol.is_measurement(data):
+            self._measure(data)
         if self.event_seq >= EVENT_CAP:
             self.events_truncated = True
             return
@@ -95,6 +96,50 @@ class StreamState:
                 t=float(data.get("t") or 0.0),
                 data=data,
             )
+        )
+
+    def _measure(self, data: dict) -> None:
+        kind, t = data["kind"], _number(data.get("t"))
+        if kind == protocol.END:
+            self.end = data
+        elif kind == protocol.RANK_EXIT and isinstance(data.get("rank"), int):
+            code = data.get("exit_code")
+            self.rank_exits[str(data["rank"])] = code if isinstance(code, int) else None
+        elif kind == protocol.CONTAINER_MEMORY:
+            size = _int(data.get("anon_bytes")) + _int(data.get("shmem_bytes"))
+            if size > 0:
+                self.container_memory.append((t, size))
+        elif kind == protocol.MEMORY and isinstance(data.get("rank"), int):
+            size = _int(data.get("pss_bytes")) or _int(data.get("rss_bytes"))
+            self.peak_rss = max(self.peak_rss, _int(data.get("rss_bytes")))
+            # A rank caught while exiting reads as 0 bytes: not a measurement.
+            if size > 0:
+                self._latest_tree[data["rank"]] = size
+                self.tree_memory.append((t, sum(self._latest_tree.values())))
+
+    def result(self, execution, watcher: _Watcher) -> RunResult:
+        """The run as measured outside the program: the launcher's end event, the runtime, the worker."""
+        end = self.end or {}
+        codes = end.get("exit_codes")
+        exit_codes = dict(codes) if isinstance(codes, dict) else dict(self.rank_exits)
+        duration = end.get("duration")
+        if self.container_memory:
+            memory, source = self.container_memory, "container"
+        else:
+            memory, source = self.tree_memory, "process-tree"
+        peak = _int(end.get("peak_container_bytes")) or self.peak_rss or None
+        return RunResult(
+            exit_code=execution.exit_code,
+            exit_codes={str(k): v if isinstance(v, int) else None for k, v in exit_codes.items()},
+            timed_out=watcher.timed_out,
+            oom_killed=execution.oom_killed,
+            cancelled=watcher.cancelled,
+            duration=float(duration) if _is_number(duration) else round(execution.duration, 3),
+            memory=list(memory),
+            memory_source=source if memory else "",
+            peak_memory_bytes=peak,
+            output_full=end.get("output_full") is True,
+            artifacts_skipped=list(execution.artifacts_skipped),
         )
 
     def due(self, last_flush: float) -> bool:
@@ -116,7 +161,15 @@ class StreamState:
 
 
 def _int(value) -> int:
-    return value if isinstance(value, int) else 0
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _number(value) -> float:
+    return float(value) if _is_number(value) else 0.0
 
 
 def limits_for(run: Run, gpu_index: int | None = None) -> ExecutionLimits:
@@ -208,17 +261,13 @@ def _execute(run: Run, backend: str, hostname: str, gpu_index: int | None = None
                     last_flush = time.monotonic()
         finally:
             watcher.stop()
-        result = box.finish()
+        execution = box.finish()
         state.flush()
-        if not _graded(run):
+        if judge_for(run.purpose) is None:
             # The outcome is final: record it before the container is removed (a few hundred ms nobody
-            # needs to wait for). Graded runs are graded only once the container is gone, as before.
-            return _record_result(run, state, result, watcher)
-    return _record_result(run, state, result, watcher)
-
-
-def _graded(run: Run) -> bool:
-    return run.purpose in GRADED_PURPOSES and bool(settings.SANDBOX_GRADER)
+            # needs to wait for). Judged runs are judged only once the container is gone.
+            return _record_result(run, state, execution, watcher)
+    return _record_result(run, state, execution, watcher)
 
 
 class _Watcher(threading.Thread):
@@ -258,40 +307,55 @@ class _Watcher(threading.Thread):
             close_old_connections()
 
 
-def _record_result(run: Run, state: StreamState, result, watcher: _Watcher) -> str:
-    for artifact in result.artifacts:
-        RunArtifact.objects.create(
-            run_id=run.pk, name=artifact.name, size=len(artifact.content), content=artifact.content
-        )
-    exit_codes = _exit_codes(run.pk)
+def _record_result(run: Run, state: StreamState, execution, watcher: _Watcher) -> str:
+    try:
+        return _record(run, state, execution, watcher)
+    finally:
+        # Artifacts of up to 64 MB passed through this process: hand the freed heap back to the OS so
+        # a long-lived worker's footprint does not ratchet up run after run.
+        execution.artifacts = []
+        release_free_memory()
+
+
+def _record(run: Run, state: StreamState, execution, watcher: _Watcher) -> str:
+    RunArtifact.objects.bulk_create(
+        RunArtifact(run_id=run.pk, name=a.name, size=len(a.content), content=a.content) for a in execution.artifacts
+    )
+    result = state.result(execution, watcher)
     fields = {
         "exit_code": result.exit_code,
-        "exit_codes": exit_codes,
-        "timed_out": watcher.timed_out,
+        "exit_codes": result.exit_codes,
+        "timed_out": result.timed_out,
         "oom_killed": result.oom_killed,
-        "duration_seconds": round(result.duration, 3),
-        "peak_memory_bytes": state.peak_rss or None,
+        "duration_seconds": result.duration,
+        "peak_memory_bytes": result.peak_memory_bytes,
     }
+    notes = []
+    if result.output_full:
+        notes.append("output folder full: the program filled its writable space, so its last files may be missing")
     if result.artifacts_skipped:
-        fields["error_message"] = "artifacts not copied: " + "; ".join(result.artifacts_skipped)[:2000]
-    if watcher.cancelled:
+        notes.append("artifacts not copied: " + "; ".join(result.artifacts_skipped))
+    if notes:
+        fields["error_message"] = "\n".join(notes)[:2000]
+    if result.cancelled:
         Run.transition(run.pk, [Run.Status.RUNNING], Run.Status.CANCELLED, **fields)
         return Run.Status.CANCELLED
-    if run.purpose in GRADED_PURPOSES and settings.SANDBOX_GRADER:
-        return _grade(run, fields)
-    ok = result.exit_code == 0 and not watcher.timed_out and not result.oom_killed
+    judge = judge_for(run.purpose)
+    if judge is not None:
+        return _judge(run, fields, judge, result)
+    ok = result.exit_code == 0 and not result.timed_out and not result.oom_killed
     status = Run.Status.PASSED if ok else Run.Status.FAILED
     Run.transition(run.pk, [Run.Status.RUNNING], status, **fields)
     return Run.objects.get(pk=run.pk).status
 
 
-def _grade(run: Run, fields: dict) -> str:
-    """A graded run passes or fails by its checks, not by its exit code. The grader runs here, in
-    the same delivery, so a worker that dies while grading leaves the run for the reaper (error)."""
+def _judge(run: Run, fields: dict, judge, result: RunResult) -> str:
+    """A judged run passes or fails by its judge (labs' grading), not by its exit code. The judge runs
+    here, in the same delivery, so a worker that dies while judging leaves the run for the reaper."""
     if not Run.transition(run.pk, [Run.Status.RUNNING], Run.Status.GRADING, **fields):
         return Run.objects.get(pk=run.pk).status
     try:
-        passed = import_string(settings.SANDBOX_GRADER)(run.pk)
+        passed = judge(run.pk, result)
     except Exception as exc:
         log.exception("run %s: grading failed", run.pk)
         Run.transition(
@@ -301,13 +365,3 @@ def _grade(run: Run, fields: dict) -> str:
         return Run.Status.ERROR
     Run.transition(run.pk, [Run.Status.GRADING], Run.Status.PASSED if passed else Run.Status.FAILED)
     return Run.objects.get(pk=run.pk).status
-
-
-def _exit_codes(run_id: int) -> dict:
-    end = RunEvent.objects.filter(run_id=run_id, kind="end", rank=None).order_by("-seq").first()
-    if end and isinstance(end.data.get("exit_codes"), dict):
-        return end.data["exit_codes"]
-    return {
-        str(e.rank): e.data.get("exit_code")
-        for e in RunEvent.objects.filter(run_id=run_id, kind="rank_exit").exclude(rank=None)
-    }

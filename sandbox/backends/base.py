@@ -7,17 +7,15 @@ until it exits, and leaving it always removes everything, whatever happened.
 
 from __future__ import annotations
 
-import io
 import tarfile
 import tempfile
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import BinaryIO
 
 from django.conf import settings
-
-HARNESS_EXIT_MARKER = "@@fl-exit "
 
 
 class SandboxError(Exception):
@@ -38,7 +36,7 @@ class ExecutionLimits:
     memory_bytes: int = 1024 * 1024 * 1024
     cpus: float = 1.0
     pids: int = 256
-    work_bytes: int = 512 * 1024 * 1024  # size of the writable /work tmpfs
+    work_bytes: int | None = None  # size of the writable /work tmpfs; None: see work_tmpfs_bytes
     tmp_bytes: int = 64 * 1024 * 1024
     file_size_bytes: int = 256 * 1024 * 1024
     open_files: int = 1024
@@ -46,6 +44,15 @@ class ExecutionLimits:
     artifact_file_bytes: int = 32 * 1024 * 1024
     gpu: bool = False
     gpu_index: int | None = None  # the GPU this run holds on its worker (one run per GPU)
+
+    @property
+    def work_tmpfs_bytes(self) -> int:
+        """Files on the tmpfs count against the memory limit. A quarter of it (at most 512 MB) leaves the
+        program its room, so a program that fills its folder meets "no space left", reported as a full
+        output folder, rather than the OOM killer."""
+        if self.work_bytes is not None:
+            return self.work_bytes
+        return min(512 * 1024 * 1024, self.memory_bytes // 4)
 
 
 @dataclass
@@ -145,11 +152,15 @@ def safe_relative_path(name: str) -> str | None:
     return str(path)
 
 
-def read_artifacts_from_tar(data: bytes, limits: ExecutionLimits, strip: str):
-    """Regular files only, never links or devices; sizes capped. Returns (artifacts, skipped notes)."""
+def read_artifacts_from_tar(stream: BinaryIO, limits: ExecutionLimits, strip: str):
+    """Regular files only, never links or devices; sizes capped. Returns (artifacts, skipped notes).
+
+    Read as a stream, one member at a time: files are kept in archive order while they fit the caps, and
+    every file left out is named with the reason, so an oversized output folder costs the run only the
+    files past the cap."""
     artifacts, skipped, total = [], [], 0
-    with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as tar:
-        for member in tar.getmembers():
+    with tarfile.open(fileobj=stream, mode="r|*") as tar:
+        for member in tar:
             name = member.name.split("/", 1)[1] if member.name.startswith(strip + "/") else member.name
             if name in (".", ""):
                 continue

@@ -6,10 +6,14 @@ default seccomp profile, an init process to reap zombies, pids / memory (no
 swap) / CPU limits, file-size and open-file ulimits, capped json-file logs, the
 run's own program folder mounted read-only and nothing else from the host.
 
-The output folder lives on tmpfs, which vanishes when the container stops, so
-the harness runs under a small shell that prints an exit marker and then idles:
-the worker copies /work/out out as a tar stream while the container is still
-alive, then kills it.
+The launcher is the container's PID 1 (no init, no shell) and makes itself
+undumpable before any rank starts, so it is the only process that holds the
+container's stdout: no rank can write a line in its name or signal it away
+(see ``faultline_harness/guard.py``). The worker reads that stdout through an
+attach stream opened before the container starts, so no line is lost to log
+rotation. The output folder lives on tmpfs, which vanishes when the container
+stops, so the launcher lingers after its ``end`` line: the worker copies
+/work/out out as a tar stream while the container is still alive, then kills it.
 
 A run either starts its own (cold) container, or takes a warm one from this
 worker process's pool (``sandbox/pool.py``): created with the same settings,
@@ -21,6 +25,7 @@ serves one run and is removed afterwards like a cold one.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
@@ -30,107 +35,31 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from sandbox import pool
 from sandbox.backends.base import (
-    HARNESS_EXIT_MARKER,
-    ExecutionLimits,
     ExecutionResult,
     Sandbox,
     SandboxError,
     read_artifacts_from_tar,
 )
-from sandbox.harness.faultline_harness._zygote import READY_LINE as ZYGOTE_READY
-
-WORK = "/work"
-
-
-class OutputTooLarge(Exception):
-    pass
-
-
-PROGRAM = "/lab/program"
-CONTROL = "/lab/control"  # warm containers only: where job.json appears
-LAB_USER = "10001:10001"
-END_PREFIX = '@@fl {"kind":"end",'  # how faultline_harness.launch writes its last line
-# No network means no resolvable hostname: pin gloo to loopback instead of letting it warn.
-BASE_ENV = {"PYTHONUNBUFFERED": "1", "HOME": WORK, "GLOO_SOCKET_IFNAME": "lo"}
-ZYGOTE_ARGS = (
-    "-m", "faultline_harness.launch", "--zygote", CONTROL, "--program-dir", PROGRAM,
-    "--output-dir", f"{WORK}/out", "--work-dir", f"{WORK}/cwd", "--run-dir", f"{WORK}/run",
-)  # fmt: skip
-
-
-def harness_script(launch_args: list[str] | tuple[str, ...]) -> list[str]:
-    """The container's command: the harness, then the exit marker, then idle until the worker has copied
-    the output folder out."""
-    script = (
-        f"mkdir -p {WORK}/out {WORK}/cwd {WORK}/run && cd {WORK}/cwd && "
-        f'python3 {" ".join(launch_args)}; echo "{HARNESS_EXIT_MARKER}$?"; exec sleep 120'
-    )
-    return ["sh", "-c", script]
-
-
-def container_config(
-    image: str,
-    limits: ExecutionLimits,
-    command: list[str],
-    env: dict[str, str],
-    labels: dict[str, str],
-    mounts: dict[Path, str],
-) -> dict:
-    """Everything docker needs to create a lab container. Cold and warm containers both come from here,
-    so a warm one can never be less locked down than a cold one. ``mounts``: host folder → read-only path."""
-    from docker.types import DeviceRequest, LogConfig, Ulimit
-
-    config = {
-        "image": image,
-        "command": command,
-        "user": LAB_USER,
-        "working_dir": WORK,
-        "environment": env,
-        "labels": labels,
-        "network_mode": "none",
-        "read_only": True,
-        "tmpfs": {
-            # Owned by the lab user: Docker keeps the image's root-owned mode for the workdir.
-            WORK: f"rw,nosuid,nodev,size={limits.work_bytes},uid=10001,gid=10001,mode=0700",
-            "/tmp": f"rw,nosuid,nodev,size={limits.tmp_bytes},mode=1777",
-        },
-        "volumes": {str(host): {"bind": inside, "mode": "ro"} for host, inside in mounts.items()},
-        "cap_drop": ["ALL"],
-        "security_opt": ["no-new-privileges"],
-        "init": True,
-        "pids_limit": limits.pids,
-        "mem_limit": limits.memory_bytes,
-        "memswap_limit": limits.memory_bytes,  # equal to the memory limit: no swap
-        "nano_cpus": int(limits.cpus * 1e9),
-        "shm_size": 256 * 1024 * 1024,  # DataLoader workers pass batches through /dev/shm
-        "ulimits": [
-            Ulimit(name="fsize", soft=limits.file_size_bytes, hard=limits.file_size_bytes),
-            Ulimit(name="nofile", soft=limits.open_files, hard=limits.open_files),
-            Ulimit(name="core", soft=0, hard=0),
-        ],
-        "log_config": LogConfig(type="json-file", config={"max-size": "16m", "max-file": "1"}),
-        "detach": True,
-    }
-    if limits.gpu:
-        # Exactly the GPU this run claimed, so two runs never share one.
-        if limits.gpu_index is not None:
-            request = DeviceRequest(device_ids=[str(limits.gpu_index)], capabilities=[["gpu"]])
-        else:
-            request = DeviceRequest(count=1, capabilities=[["gpu"]])
-        config["device_requests"] = [request]
-    return config
+from sandbox.backends.containerspec import (
+    BASE_ENV,
+    LAB_USER,
+    PROGRAM,
+    WORK,
+    container_config,
+    launcher_command,
+)
+from sandbox.harness.faultline_harness import protocol
 
 
 def _end_exit_code(line: str) -> int | None:
     """The exit status in the launcher's ``end`` event, or None for any other line. Ranks cannot send
-    an ``end`` (the launcher refuses their launcher-kind events), so only the launcher writes one."""
-    if not line.startswith(END_PREFIX):
+    an ``end`` (the launcher refuses their launcher-kind events and holds the only stdout)."""
+    event = protocol.decode(line)
+    if event is None or event["kind"] != protocol.END:
         return None
-    try:
-        code = json.loads(line[len("@@fl ") :]).get("exit_code")
-    except ValueError:
-        return None
+    code = event.get("exit_code")
     return code if isinstance(code, int) and not isinstance(code, bool) else None
 
 
@@ -142,7 +71,7 @@ class DockerSandbox(Sandbox):
         import docker
         from docker.errors import DockerException, ImageNotFound
 
-        from sandbox.images.build import image_tag
+        from sandbox.images.tags import image_tag
         from sandbox.selection import engine_unreachable
 
         try:
@@ -165,6 +94,7 @@ class DockerSandbox(Sandbox):
         self._started_at = 0.0
         self._start_epoch = 0
         self._pool = None
+        self._stream = None
 
     def _container_config(self) -> dict:
         assert self.host_dir is not None
@@ -172,12 +102,10 @@ class DockerSandbox(Sandbox):
         env.update({k: str(v) for k, v in self.program.env.items()})
         launch = self.harness_command(WORK, program_dir=PROGRAM)
         return container_config(
-            self.image, self.limits, harness_script(launch), env, self.labels, {self.host_dir / "program": PROGRAM}
+            self.image, self.limits, launcher_command(launch), env, self.labels, {self.host_dir / "program": PROGRAM}
         )
 
     def start(self) -> None:
-        from sandbox import pool
-
         self._pool = pool.current()
         if self._pool is not None:
             self._pool.run_started(self.image, self.limits)
@@ -192,6 +120,7 @@ class DockerSandbox(Sandbox):
         self.host_dir = self.make_run_folder()
         try:
             self.container = self.client.containers.create(**self._container_config())
+            self._attach()
             self._start_epoch = int(time.time()) - 1
             self._started_at = time.monotonic()
             self.container.start()
@@ -211,6 +140,12 @@ class DockerSandbox(Sandbox):
             self._pool.discard(lease)
             return False
         self.container, self.host_dir, self.warm = container, lease.slot, True
+        try:
+            self._attach()  # before the job exists: the zygote prints nothing until then
+        except DockerException:
+            self._pool.discard(lease)
+            self.container, self.host_dir, self.warm = None, None, False
+            return False
         self.write_program(lease.slot / "program")
         env = {k: str(v) for k, v in self.program.env.items()}
         job = {"entry": self.program.entry, "ranks": self.program.ranks, "env": env}
@@ -228,26 +163,23 @@ class DockerSandbox(Sandbox):
     def container_id(self) -> str:
         return self.container.id if self.container is not None else ""
 
+    def _attach(self) -> None:
+        """The container's stdout as a live stream, opened before anything is printed. Unlike reading the
+        json-file log, nothing is lost when a program prints faster than the log is rotated."""
+        self._stream = self.container.attach(stdout=True, stderr=True, stream=True, logs=False)
+
     def lines(self) -> Iterator[str]:
         buffer = b""
-        expect_ready = self.warm  # a warm container's log starts with the zygote's ready line
-        for chunk in self.container.logs(stream=True, follow=True):
+        for chunk in self._stream:
             buffer += chunk
             while b"\n" in buffer:
                 raw, buffer = buffer.split(b"\n", 1)
                 line = raw.decode("utf-8", errors="replace")
-                if expect_ready:
-                    expect_ready = False
-                    if line == ZYGOTE_READY:
-                        continue
-                if line.startswith(HARNESS_EXIT_MARKER):
-                    self.exit_code = int(line[len(HARNESS_EXIT_MARKER) :].strip() or 1)
-                    return
                 yield line
                 end_code = _end_exit_code(line)
                 if end_code is not None:
                     # The launcher's last line, written after its files: the run is over and /work/out is
-                    # complete. Not waiting for the process to exit and the shell's marker saves ~60 ms.
+                    # complete; the launcher lingers so the worker can copy it.
                     self.exit_code = end_code
                     return
             if self._killed.is_set():
@@ -265,30 +197,33 @@ class DockerSandbox(Sandbox):
                 self.result.artifacts, self.result.artifacts_skipped = read_artifacts_from_tar(
                     self._output_tar(), self.limits, strip="."
                 )
-            except (DockerException, OutputTooLarge, tarfile.TarError) as exc:
+            except (DockerException, tarfile.TarError) as exc:
                 self.result.artifacts_skipped.append(f"output folder could not be copied: {exc}")
+        elif not self._killed.is_set():
+            self.exit_code = self._launcher_status()
         self.result.exit_code = self.exit_code if self.exit_code is not None else 137
         self.result.oom_killed = self._oom_happened()
-        if self.exit_code is None:
-            self.kill()  # no exit marker: the harness may still be running
-        # Otherwise only the idle shell (and whatever the sweep missed) is left: cleanup's forced removal
-        # stops it, after the runner has recorded the result.
+        if self.exit_code is None or self._killed.is_set():
+            self.kill()
+        # Otherwise only the lingering launcher is left: cleanup's forced removal stops it, after the runner
+        # has recorded the result.
         return self.result
 
-    def _output_tar(self) -> bytes:
-        """/work/out as a tar stream made inside the container. Docker's archive API cannot read
-        tmpfs mounts; tar stores links as links, and the worker's reader refuses them anyway."""
-        cap = self.limits.artifact_bytes * 2 + 1024 * 1024  # room for tar headers and padding
+    def _launcher_status(self) -> int | None:
+        """The container's exit status from the runtime, when the stream ended without an end line."""
+        try:
+            return int(self.container.wait(timeout=10).get("StatusCode", 1))
+        except Exception:  # noqa: BLE001 - still running or gone: the runner treats it as lost
+            return None
+
+    def _output_tar(self) -> io.RawIOBase:
+        """/work/out as a tar stream made inside the container, read as it arrives. Docker's archive API
+        cannot read tmpfs mounts; tar stores links as links, and the worker's reader refuses them anyway.
+        Name order makes "the first files within the cap" the same every time."""
         _exit, chunks = self.container.exec_run(
-            ["/bin/tar", "-C", f"{WORK}/out", "-cf", "-", "."], user=LAB_USER, stream=True, demux=True
+            ["/bin/tar", "--sort=name", "-C", f"{WORK}/out", "-cf", "-", "."], user=LAB_USER, stream=True, demux=True
         )
-        data = bytearray()
-        for stdout, _stderr in chunks:
-            if stdout:
-                data.extend(stdout)
-                if len(data) > cap:
-                    raise OutputTooLarge(f"the output folder is larger than {cap} bytes")
-        return bytes(data)
+        return ChunkReader(stdout for stdout, _stderr in chunks if stdout)
 
     def _oom_happened(self) -> bool:
         """Docker reports an 'oom' event whenever the kernel OOM-killed any process in the container."""
@@ -338,3 +273,26 @@ class DockerSandbox(Sandbox):
             shutil.rmtree(self.host_dir, ignore_errors=True)
         if getattr(self, "_pool", None) is not None:
             self._pool.run_ended()  # the pool refills now that no program competes for the cores
+
+
+class ChunkReader(io.RawIOBase):
+    """A read-only file over an iterator of byte chunks, so tarfile can stream the exec output without
+    the whole archive ever being held in memory."""
+
+    def __init__(self, chunks: Iterator[bytes]) -> None:
+        self._chunks = iter(chunks)
+        self._pending = b""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        while not self._pending:
+            try:
+                self._pending = next(self._chunks)
+            except StopIteration:
+                return 0
+        size = min(len(buffer), len(self._pending))
+        buffer[:size] = self._pending[:size]
+        self._pending = self._pending[size:]
+        return size

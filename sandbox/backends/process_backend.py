@@ -109,9 +109,10 @@ class ProcessSandbox(Sandbox):
         with tarfile.open(fileobj=buffer, mode="w") as tar:
             tar.add(self.root / "out", arcname="out", recursive=True)  # links are stored as links, never followed
         buffer.seek(0)
-        self.result.artifacts, self.result.artifacts_skipped = read_artifacts_from_tar(
-            buffer.read(), self.limits, strip="out"
-        )
+        with buffer:
+            self.result.artifacts, self.result.artifacts_skipped = read_artifacts_from_tar(
+                buffer, self.limits, strip="out"
+            )
         return self.result
 
     def kill(self) -> None:

@@ -95,7 +95,7 @@ def scratch_postgres(url: str) -> str:
 def check_image() -> None:
     import docker
 
-    from sandbox.images.build import image_tag
+    from sandbox.images.tags import image_tag
 
     tag = image_tag("cpu")
     try:

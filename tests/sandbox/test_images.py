@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from sandbox.images import build
-from sandbox.images.build import ImageBuildError, ensure_image, image_tag
+from sandbox.images import build, tags
+from sandbox.images.build import ImageBuildError, ensure_image
+from sandbox.images.tags import image_tag
 
 LAB_UID = 10001
 # Building from scratch bootstraps Debian and installs torch: minutes, not seconds.
@@ -23,7 +24,7 @@ def project_copy(tmp_path: Path) -> Path:
     images = tmp_path / "sandbox" / "images"
     images.mkdir(parents=True)
     for name in ("Dockerfile.cpu", "Dockerfile.cuda", "requirements-cpu.txt", "requirements-cuda.txt"):
-        shutil.copyfile(build.REPO_ROOT / "sandbox" / "images" / name, images / name)
+        shutil.copyfile(tags.REPO_ROOT / "sandbox" / "images" / name, images / name)
     harness = tmp_path / "sandbox" / "harness" / "faultline_harness"
     harness.mkdir(parents=True)
     (harness / "__init__.py").write_text('"""stand-in harness"""\n')
@@ -78,12 +79,12 @@ def test_tag_follows_pins_and_dockerfile_but_not_pin_comments(project_copy: Path
 def test_image_runs_the_same_torch_and_numpy_as_the_platform() -> None:
     """The process backend runs the venv's packages; a lab must not change behaviour by backend."""
     platform_pins = dict(
-        line.split("==", 1) for line in build.requirement_lines(build.REPO_ROOT / "requirements.txt") if "==" in line
+        line.split("==", 1) for line in tags.requirement_lines(tags.REPO_ROOT / "requirements.txt") if "==" in line
     )
-    for kind in build.KINDS:
+    for kind in tags.KINDS:
         image_pins = dict(
             line.split("==", 1)
-            for line in build.requirement_lines(build.REPO_ROOT / "sandbox" / "images" / f"requirements-{kind}.txt")
+            for line in tags.requirement_lines(tags.REPO_ROOT / "sandbox" / "images" / f"requirements-{kind}.txt")
         )
         assert image_pins["torch"].split("+")[0] == platform_pins["torch"], kind
         assert image_pins["numpy"] == platform_pins["numpy"], kind
@@ -93,7 +94,7 @@ def test_image_runs_the_same_torch_and_numpy_as_the_platform() -> None:
 def test_cpu_pins_are_complete_and_exact() -> None:
     # Every package the CPU build installs is pinned, or the wheel download would
     # pick whatever is newest and the tag would no longer describe the image.
-    lines = build.requirement_lines(build.REPO_ROOT / "sandbox" / "images" / "requirements-cpu.txt")
+    lines = tags.requirement_lines(tags.REPO_ROOT / "sandbox" / "images" / "requirements-cpu.txt")
     assert all(re.fullmatch(r"[A-Za-z0-9_.-]+==[0-9][^\s;]*", line) for line in lines), lines
     names = {line.split("==")[0].lower().replace("_", "-") for line in lines}
     assert {"torch", "numpy", "py-spy", "filelock", "typing-extensions", "sympy", "networkx", "jinja2"} <= names
@@ -177,7 +178,7 @@ def test_debian_mirror_comes_from_the_hosts_apt_sources(tmp_path: Path) -> None:
 
 
 def test_context_holds_exactly_the_hashed_harness_files_readable_by_all(project_copy: Path, tmp_path: Path) -> None:
-    sources = build.image_sources("cpu", root=project_copy)
+    sources = tags.image_sources("cpu", root=project_copy)
     harness = sources.harness / "faultline_harness"
     (harness / "__pycache__").mkdir()
     (harness / "__pycache__" / "x.pyc").write_bytes(b"")

@@ -11,7 +11,7 @@ pytestmark = [pytest.mark.docker, pytest.mark.django_db]
 
 
 def idle_container(client, instance: str):
-    from sandbox.images.build import image_tag
+    from sandbox.images.tags import image_tag
 
     labels = {"faultline.run": "987654", "faultline.deadline": "0", INSTANCE_LABEL: instance}
     return client.containers.run(image_tag("cpu"), ["sleep", "60"], detach=True, network_mode="none", labels=labels)

@@ -15,7 +15,7 @@ from django.utils import timezone
 from sandbox import pool as warm_pool
 from sandbox import reaper, runner, services
 from sandbox.backends.base import ExecutionLimits, ProgramSpec
-from sandbox.backends.docker_backend import ZYGOTE_READY
+from sandbox.harness.faultline_harness.protocol import READY_LINE as ZYGOTE_READY
 from sandbox.models import Run
 from tests.sandbox.helpers import HANG, containers_of, in_background, log_of, start_worker, wait_for
 
@@ -36,7 +36,7 @@ def container_exists(container_id: str) -> bool:
 @pytest.fixture
 def pool(settings):
     """This process's warm pool, full before the test starts; emptied afterwards."""
-    from sandbox.images.build import image_tag
+    from sandbox.images.tags import image_tag
 
     settings.SANDBOX_BACKEND = "docker"
     node = f"pooltest-{uuid.uuid4().hex[:8]}@test"
@@ -103,6 +103,7 @@ def comparable(run: Run) -> dict:
     for event in events:
         data = {k: v for k, v in event.data.items() if k not in ("t", "duration", "pids", "master_port")}
         data.pop("peak_rss_bytes", None)
+        data.pop("peak_container_bytes", None)
         shape.append(data)
     artifacts = {a.name: bytes(a.content) for a in run.artifacts.all() if a.name != "harness/summary.json"}
     return {
@@ -267,7 +268,7 @@ def test_a_run_that_does_not_match_the_pool_runs_cold(pool):
 
 
 def test_reaper_removes_pool_containers_of_dead_workers_and_processes(settings, monkeypatch):
-    from sandbox.images.build import image_tag
+    from sandbox.images.tags import image_tag
 
     settings.SANDBOX_BACKEND = "docker"
     node = f"gone-{uuid.uuid4().hex[:8]}@test"
@@ -353,7 +354,7 @@ def test_settings_whose_zygote_cannot_start_are_not_retried(pool, monkeypatch):
 
 
 def test_a_zygote_not_ready_in_time_is_removed_and_its_settings_not_retried(monkeypatch):
-    from sandbox.images.build import image_tag
+    from sandbox.images.tags import image_tag
 
     monkeypatch.setattr(warm_pool, "READY_SECONDS", 0.3)  # importing torch alone takes seconds
     stalled = warm_pool.WarmPool(f"pooltest-{uuid.uuid4().hex[:8]}@test", {"cpu": 1}, image_tag("cpu"))
@@ -408,3 +409,14 @@ def test_a_killed_workers_warm_container_is_removed_when_it_restarts(settings, t
         worker.wait(timeout=30)
         for container in api.containers(all=True, filters={"label": f"faultline.worker={node}"}):
             api.remove_container(container["Id"], force=True)
+
+
+def test_a_rank_forked_by_the_zygote_holds_no_way_into_the_launchers_stream(settings, pool):
+    from tests.sandbox.test_forgery import FORGER
+
+    run = warm_run(pool, FORGER.replace("MODE", "sys.exit(3)"), timeout_seconds=30)
+    opened = next(line for line in log_of(run).splitlines() if "OPENED" in line)
+    assert "/proc/1/" not in opened, opened
+    assert run.status == "failed" and run.exit_codes == {"0": 3}
+    ends = [e.data for e in run.events.filter(kind="end")]
+    assert len(ends) == 1 and ends[0]["exit_code"] == 3

@@ -31,7 +31,7 @@ from types import ModuleType
 from typing import Any
 
 from . import report
-from ._protocol import (
+from .protocol import (
     ENV_DETECT_ANOMALY,
     ENV_FAULTHANDLER_TIMEOUT,
     ENV_OWNER_PID,

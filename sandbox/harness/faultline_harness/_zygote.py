@@ -33,10 +33,10 @@ from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from . import guard
+from .protocol import READY_LINE  # noqa: F401 - the zygote's only line before the job (see protocol)
+
 JOB_FILE = "job.json"
-# The zygote's only line before the job: tells the platform that torch is imported. Not part of the run's
-# output (the Docker backend drops it); everything after it is a normal launch's stream.
-READY_LINE = "@@fl-zygote-ready"
 POLL_S = 0.005
 # torch._dynamo is what the first optimizer a program creates imports (about 2 s, 70 MB): every lab pays it.
 PRELOAD = ("numpy", "torch", "torch.distributed", "torch.optim", "torch._dynamo", "faultline_harness._rankside")
@@ -161,6 +161,8 @@ def fork_ranks(
     copies only the calling thread, so a lock held elsewhere would stay locked in the child forever.
     ``in_child`` runs first thing in each child (the parent-death signal)."""
     pipes = [(os.pipe(), os.pipe()) for _ in envs]
+    # The launcher's own stdout and stderr: the platform's record of the run. No rank may keep a copy.
+    trusted = {identity for identity in (guard.file_identity(1), guard.file_identity(2)) if identity}
     every_fd = [fd for pair in pipes for pipe in pair for fd in pipe]
     sys.stdout.flush()
     sys.stderr.flush()
@@ -170,7 +172,7 @@ def fork_ranks(
         pid = os.fork()
         if pid == 0:
             others = [fd for fd in every_fd if fd not in (out_w, err_w)]
-            _become_rank(program, env, work_dir, out_w, err_w, others, in_child)
+            _become_rank(program, env, work_dir, out_w, err_w, others, in_child, trusted)
         ranks.append(ForkedRank(pid, out_r, err_r))
     for (_out_r, out_w), (_err_r, err_w) in pipes:
         os.close(out_w)
@@ -186,6 +188,7 @@ def _become_rank(
     err_w: int,
     other_fds: list[int],
     in_child: Callable[[], None] | None,
+    trusted: set[tuple[int, int]],
 ) -> None:
     """The child side of the fork. Never returns: the launcher's frames above must not run twice."""
     code = 1
@@ -200,6 +203,10 @@ def _become_rank(
         os.dup2(err_w, 2)
         for fd in (*other_fds, out_w, err_w):
             os.close(fd)
+        guard.close_descriptors_of(trusted)
+        # The zygote is undumpable and a fork inherits that; the rank must be an ordinary process again
+        # so the launcher can read its memory figures (the launcher stays out of the rank's reach).
+        guard.set_dumpable(True)
         _default_signals()
         os.environ.clear()
         os.environ.update(env)

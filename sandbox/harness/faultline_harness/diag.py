@@ -22,8 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import _proc
-from ._protocol import memory_file_name, stacks_file_name
+from . import procfs
+from .protocol import memory_file_name, stacks_file_name
 
 EXIT_OK = 0
 EXIT_NO_ANSWER = 1
@@ -56,8 +56,8 @@ def load_ranks(run_dir: Path) -> tuple[list[tuple[str, int]], str | None]:
         return [], "no program is running: the run has already finished"
     live = []
     for rank, pid in sorted(ranks.items(), key=lambda item: int(item[0]) if item[0].isdigit() else 0):
-        stat = _proc.read_stat(pid)
-        if not _proc.is_alive(stat):
+        stat = procfs.read_stat(pid)
+        if not procfs.is_alive(stat):
             continue
         expected = ticks.get(rank)
         if expected is not None and stat is not None and stat.start_ticks != expected:
@@ -69,11 +69,11 @@ def load_ranks(run_dir: Path) -> tuple[list[tuple[str, int]], str | None]:
 
 
 def _ready_for(pid: int, signum: int, accept_blocked: bool) -> bool:
-    masks = _proc.signal_masks(pid)
+    masks = procfs.signal_masks(pid)
     if masks is None:
         return False
     caught, blocked = masks
-    return _proc.has_signal(caught, signum) or (accept_blocked and _proc.has_signal(blocked, signum))
+    return procfs.has_signal(caught, signum) or (accept_blocked and procfs.has_signal(blocked, signum))
 
 
 def request_dumps(
@@ -92,7 +92,7 @@ def request_dumps(
         # Both signals terminate a process that has no handler, so never send one to a rank whose
         # runtime has not (yet) installed it; a rank still starting up gets until the deadline.
         while not _ready_for(target.pid, signum, accept_blocked):
-            if time.monotonic() >= deadline or not _proc.is_alive(_proc.read_stat(target.pid)):
+            if time.monotonic() >= deadline or not procfs.is_alive(procfs.read_stat(target.pid)):
                 target.problem = "the harness handler is not installed in this process; not signalled"
                 break
             time.sleep(POLL_S)
@@ -209,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
         targets = request_dumps(live, diag_dir, signal.SIGUSR2, memory_file_name, args.timeout, accept_blocked=True)
     answered = print_dumps(targets)
     if args.command == "stacks":
-        run_py_spy([t for t in targets if _proc.is_alive(_proc.read_stat(t.pid))])
+        run_py_spy([t for t in targets if procfs.is_alive(procfs.read_stat(t.pid))])
     sys.stdout.flush()
     return EXIT_OK if answered else EXIT_NO_ANSWER
 

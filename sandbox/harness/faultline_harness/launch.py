@@ -26,8 +26,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from . import _proc, _zygote
-from ._protocol import (
+from . import _zygote, guard, procfs
+from .cgroupmem import ContainerMemory
+from .monitors import Monitors
+from .protocol import (
+    END,
     ENV_DIST_BACKEND,
     ENV_OUTPUT_DIR,
     ENV_OWNER_PID,
@@ -37,14 +40,14 @@ from ._protocol import (
     LAUNCHER_KINDS,
     PREFIX_BYTES,
     PROGRESS_KINDS,
+    RANK_EXIT,
+    READY_LINE,
+    START,
     encode,
+    program_line,
 )
+from .streams import LINE_CAP, TRUNCATED_SUFFIX, Emitter, LineSplitter, split_utf8
 
-LINE_CAP = 8 * 1024
-# Telemetry lines may be longer than program lines (a step with many metrics) but are still bounded so
-# a program that prints "@@fl " followed by an endless stream cannot make the launcher buffer it all.
-TELEMETRY_CAP = 64 * 1024
-TRUNCATED_SUFFIX = "…[line truncated]"
 FAILURE_GRACE_S = 5.0
 KILL_GRACE_S = 2.0
 POLL_S = 0.05
@@ -56,50 +59,13 @@ PACKAGE_DIR = Path(__file__).resolve().parent
 HARNESS_DIR = PACKAGE_DIR.parent
 SITE_DIR = PACKAGE_DIR / "_site"
 
-PR_SET_PDEATHSIG = 1
-PR_SET_CHILD_SUBREAPER = 36
+# Below this much free space the output folder counts as full: the run's last files did not fit.
+OUTPUT_FULL_BYTES = 256 * 1024
 
 
 def exit_code_of(returncode: int) -> int:
     """Shell convention: a death by signal N is reported as 128 + N."""
     return returncode if returncode >= 0 else 128 - returncode
-
-
-class Emitter:
-    """The launcher's only writer to stdout; one lock keeps every line whole."""
-
-    def __init__(self, stream: BinaryIO) -> None:
-        self._stream = stream
-        self._lock = threading.Lock()
-        self._broken = False
-        self._closed = False
-        self.t0 = time.monotonic()
-
-    def now(self) -> float:
-        return round(time.monotonic() - self.t0, 3)
-
-    def write_line(self, text: str) -> None:
-        data = (text + "\n").encode("utf-8", errors="replace")
-        with self._lock:
-            if self._broken or self._closed:
-                return
-            try:
-                self._stream.write(data)
-                self._stream.flush()
-            except (OSError, ValueError):
-                # Nobody is listening any more; keep supervising the ranks so they still get cleaned up.
-                self._broken = True
-
-    def event(self, kind: str, **fields: Any) -> dict[str, Any]:
-        payload: dict[str, Any] = {"kind": kind, "t": self.now()}
-        payload.update(fields)
-        self.write_line(encode(payload))
-        return payload
-
-    def close(self) -> None:
-        # After "end" nothing else may appear: consumers treat it as the last line of a run.
-        with self._lock:
-            self._closed = True
 
 
 @dataclass
@@ -125,59 +91,6 @@ class Rank:
         return self.exit_code is None
 
 
-def split_utf8(data: bytes, limit: int) -> bytes:
-    """At most ``limit`` bytes of ``data`` without cutting a UTF-8 sequence in half."""
-    if len(data) <= limit:
-        return data
-    cut = limit
-    # Step back over continuation bytes (10xxxxxx) so the kept prefix ends on a character boundary.
-    while cut > limit - 4 and cut > 0 and (data[cut] & 0xC0) == 0x80:
-        cut -= 1
-    return data[:cut]
-
-
-class LineSplitter:
-    """Turns a byte stream into bounded lines. A line longer than its cap is emitted once, cut, with a
-    marker, and the rest of it is dropped up to the next newline."""
-
-    def __init__(self, on_line: Callable[[bytes, bool], None], allow_telemetry: bool) -> None:
-        self._on_line = on_line
-        self._allow_telemetry = allow_telemetry
-        self._buf = bytearray()
-        self._discarding = False
-
-    def _cap_for(self, head: bytes) -> int:
-        if self._allow_telemetry and PREFIX_BYTES.startswith(head[: len(PREFIX_BYTES)]):
-            return TELEMETRY_CAP
-        return LINE_CAP
-
-    def feed(self, chunk: bytes) -> None:
-        buf = self._buf
-        buf += chunk
-        start = 0
-        while True:
-            newline = buf.find(b"\n", start)
-            if newline < 0:
-                break
-            if self._discarding:
-                self._discarding = False
-            else:
-                self._on_line(bytes(buf[start:newline]), False)
-            start = newline + 1
-        del buf[:start]
-        if self._discarding:
-            buf.clear()
-        elif len(buf) > self._cap_for(bytes(buf[: len(PREFIX_BYTES)])):
-            self._on_line(bytes(buf), True)
-            buf.clear()
-            self._discarding = True
-
-    def close(self) -> None:
-        if self._buf and not self._discarding:
-            self._on_line(bytes(self._buf), False)
-        self._buf.clear()
-
-
 class Launcher:
     def __init__(self, args: argparse.Namespace, emitter: Emitter, fork_ranks: bool = False) -> None:
         self.args = args
@@ -187,9 +100,10 @@ class Launcher:
         self.stop_signal: int | None = None
         self._wake = threading.Event()
         self._drain_lock = threading.Lock()
-        self._monitors_stop = threading.Event()
-        self._monitors: list[threading.Thread] = []
+        container = ContainerMemory.find() if getattr(args, "container_memory", False) else None
+        self.monitors = Monitors(emitter, lambda: self.ranks, args.sample_interval, args.heartbeat_interval, container)
         self._reaping = False
+        self._write_failed = False
         self.master_port = 0
         self.output_dir = Path(args.output_dir).resolve()
         self.work_dir = Path()
@@ -248,7 +162,7 @@ class Launcher:
 
     def spawn(self, program: Path) -> None:
         port = _free_port()
-        preexec = _parent_death_hook()
+        preexec = guard.parent_death_hook()
         if self.fork_ranks:
             envs = [self.rank_env(index, port) for index in range(self.args.ranks)]
             forked = _zygote.fork_ranks(program, envs, self.work_dir, preexec)
@@ -259,7 +173,7 @@ class Launcher:
                 proc = self._popen_rank(program, self.rank_env(index, port), preexec)
                 started.append((proc, time.monotonic()))
         for index, (proc, now) in enumerate(started):
-            stat = _proc.read_stat(proc.pid)
+            stat = procfs.read_stat(proc.pid)
             self.ranks.append(
                 Rank(
                     index=index,
@@ -294,7 +208,7 @@ class Launcher:
             "start_ticks": {str(r.index): r.start_ticks for r in self.ranks},
             "ended": ended,
         }
-        _write_json(self.run_dir / "pids.json", payload)
+        self._write_json(self.run_dir / "pids.json", payload)
 
     # ---- output ------------------------------------------------------------------------------------
 
@@ -343,7 +257,7 @@ class Launcher:
             text = split_utf8(raw, LINE_CAP).decode("utf-8", errors="replace") + TRUNCATED_SUFFIX
         else:
             text = raw.decode("utf-8", errors="replace")
-        self.emitter.write_line(f"[r{rank.index}] {text}")
+        self.emitter.write_line(program_line(rank.index, text))
 
     def _forward_telemetry(self, rank: Rank, raw: bytes) -> bool:
         try:
@@ -361,61 +275,8 @@ class Launcher:
         self.emitter.event(kind, rank=rank.index, **fields)
         return True
 
-    # ---- monitors ----------------------------------------------------------------------------------
-
     def start_monitors(self) -> None:
-        for target, name in ((self._memory_loop, "fl-memory"), (self._heartbeat_loop, "fl-heartbeat")):
-            thread = threading.Thread(target=target, name=name, daemon=True)
-            thread.start()
-            self._monitors.append(thread)
-
-    def _memory_loop(self) -> None:
-        while True:
-            try:
-                self.sample_memory()
-            except Exception as exc:  # noqa: BLE001 - telemetry must not stop supervision
-                self.emitter.write_line(f"[harness] memory sampling failed: {exc!r}")
-            if self._monitors_stop.wait(self.args.sample_interval):
-                return
-
-    def sample_memory(self) -> None:
-        stats = _proc.all_stats()
-        for rank in list(self.ranks):
-            if not rank.running:
-                continue
-            rss_total = pss_total = count = 0
-            pss_known = True
-            for pid in _proc.process_tree(rank.pid, stats):
-                usage = _proc.memory_of(pid)
-                if usage is None:
-                    continue  # exited between the scan and the read
-                rss, pss = usage
-                count += 1
-                rss_total += rss
-                if pss is None:
-                    pss_known = False
-                else:
-                    pss_total += pss
-            if count == 0 or not rank.running:
-                continue
-            rank.peak_rss = max(rank.peak_rss, rss_total)
-            self.emitter.event(
-                "memory",
-                rank=rank.index,
-                rss_bytes=rss_total,
-                pss_bytes=pss_total if pss_known else None,
-                processes=count,
-            )
-
-    def _heartbeat_loop(self) -> None:
-        while not self._monitors_stop.wait(self.args.heartbeat_interval):
-            now = time.monotonic()
-            alive = [r for r in self.ranks if r.running]
-            self.emitter.event(
-                "heartbeat",
-                alive=[r.index for r in alive],
-                since_progress={str(r.index): round(now - r.last_progress, 3) for r in alive},
-            )
+        self.monitors.start()
 
     # ---- supervision -------------------------------------------------------------------------------
 
@@ -462,7 +323,7 @@ class Launcher:
         deadline = time.monotonic() + 0.5
         for reader in rank.readers:
             reader.join(max(0.0, deadline - time.monotonic()))
-        self.emitter.event("rank_exit", rank=rank.index, exit_code=code, duration=rank.duration)
+        self.emitter.event(RANK_EXIT, rank=rank.index, exit_code=code, duration=rank.duration)
         return code
 
     def _signal_groups(self, ranks: list[Rank], signum: int) -> None:
@@ -481,7 +342,7 @@ class Launcher:
     def enable_reaping(self) -> None:
         # As a child subreaper, orphaned grandchildren land on the launcher instead of init, so the
         # final sweep can still find and kill them; inside a container the launcher may be PID 1 anyway.
-        self._reaping = os.getpid() == 1 or _prctl(PR_SET_CHILD_SUBREAPER, 1)
+        self._reaping = os.getpid() == 1 or guard.prctl(guard.PR_SET_CHILD_SUBREAPER, 1)
 
     def _reap_orphans(self) -> None:
         if not self._reaping:
@@ -500,15 +361,15 @@ class Launcher:
                 pass
 
     def leftovers(self) -> list[int]:
-        stats = _proc.all_stats()
+        stats = procfs.all_stats()
         me = os.getpid()
         found: set[int] = set()
         for rank in self.ranks:
             found.update(
-                s.pid for s in stats.values() if (s.session == rank.pid or s.pgrp == rank.pid) and _proc.is_alive(s)
+                s.pid for s in stats.values() if (s.session == rank.pid or s.pgrp == rank.pid) and procfs.is_alive(s)
             )
         if self._reaping:
-            found.update(_proc.process_tree(me, stats))
+            found.update(procfs.process_tree(me, stats))
         found.discard(me)
         return sorted(found)
 
@@ -530,35 +391,58 @@ class Launcher:
 
     def finish(self, exit_code: int) -> None:
         self.sweep()
-        self._monitors_stop.set()
-        for thread in self._monitors:
-            thread.join(2.0)
+        self.monitors.stop()
         deadline = time.monotonic() + 2.0
         for rank in self.ranks:
             for reader in rank.readers:
                 reader.join(max(0.0, deadline - time.monotonic()))
         duration = round(time.monotonic() - self.emitter.t0, 3)
         end = {
-            "kind": "end",
+            "kind": END,
             "t": self.emitter.now(),
             "exit_codes": {str(r.index): r.exit_code for r in self.ranks},
             "duration": duration,
             "peak_rss_bytes": {str(r.index): r.peak_rss for r in self.ranks},
             "exit_code": exit_code,
         }
+        if self.monitors.container is not None:
+            end["peak_container_bytes"] = self.monitors.container_peak
         summary = dict(end)
         summary["durations"] = {str(r.index): r.duration for r in self.ranks}
         if self.stop_signal is not None:
             summary["stopped_by_signal"] = self.stop_signal
         # Files first, then the "end" line: a consumer may treat that line as "the output folder is complete"
-        # and copy it out at once, without waiting for this process to exit.
-        _write_json(self.output_dir / "harness" / "summary.json", summary)
+        # and copy it out at once, without waiting for this process to exit. A full output folder must not
+        # cost the run its end line: the summary is a convenience copy, the line is the record.
+        self._write_json(self.output_dir / "harness" / "summary.json", summary)
         self.write_pids(ended=True)
+        end["output_full"] = self._write_failed or _nearly_full(self.output_dir)
         self.emitter.write_line(encode(end))
         self.emitter.close()
 
+    def linger(self, seconds: float) -> None:
+        """Stay up (reaping, as the container's init) so the platform can copy the output folder."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            self._reap_orphans()
+            time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
+
+    def _write_json(self, path: Path, payload: dict[str, Any]) -> None:
+        try:
+            _write_json(path, payload)
+        except OSError:
+            self._write_failed = True
+
 
 # ---- helpers ---------------------------------------------------------------------------------------
+
+
+def _nearly_full(path: Path) -> bool:
+    try:
+        stat = os.statvfs(path)
+    except OSError:
+        return False
+    return stat.f_bavail * stat.f_frsize < OUTPUT_FULL_BYTES
 
 
 def _writable_dir(explicit: str | None, default: Path, prefix: str) -> Path:
@@ -602,37 +486,6 @@ def _kill_all(pids: list[int], signum: int) -> None:
             pass
 
 
-def _libc_prctl() -> Callable[..., int] | None:
-    try:
-        import ctypes
-
-        return ctypes.CDLL(None, use_errno=True).prctl
-    except (ImportError, OSError, AttributeError):
-        return None
-
-
-def _prctl(option: int, value: int) -> bool:
-    prctl = _libc_prctl()
-    if prctl is None:
-        return False
-    return prctl(option, value, 0, 0, 0) == 0
-
-
-def _parent_death_hook() -> Callable[[], None] | None:
-    """A preexec_fn that makes a rank die with the launcher, even if the launcher is SIGKILLed."""
-    prctl = _libc_prctl()
-    if prctl is None:
-        return None
-    parent = os.getpid()
-
-    def hook() -> None:
-        prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        if os.getppid() != parent:  # the launcher died before the request took effect
-            os._exit(137)
-
-    return hook
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python3 -m faultline_harness.launch", description=__doc__)
     parser.add_argument("--program-dir", required=True)
@@ -650,6 +503,18 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--dist-backend", choices=("gloo", "nccl"), default="gloo")
     parser.add_argument("--sample-interval", type=float, default=0.5)
     parser.add_argument("--heartbeat-interval", type=float, default=1.0)
+    parser.add_argument(
+        "--container-memory",
+        action="store_true",
+        help="also sample the container's cgroup memory (only inside a container of the run's own)",
+    )
+    parser.add_argument(
+        "--linger",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="after the end line, stay up this long (the output folder on tmpfs lives as long as the container)",
+    )
     return parser
 
 
@@ -671,7 +536,7 @@ def run(args: argparse.Namespace, fork_ranks: bool = False) -> int:
     launcher.spawn(program)
     launcher.write_pids()
     emitter.event(
-        "start",
+        START,
         ranks=args.ranks,
         dist_backend=args.dist_backend,
         master_port=launcher.master_port,
@@ -681,6 +546,8 @@ def run(args: argparse.Namespace, fork_ranks: bool = False) -> int:
     launcher.start_monitors()
     exit_code = launcher.supervise()
     launcher.finish(exit_code)
+    if args.linger > 0:
+        launcher.linger(args.linger)
     return exit_code
 
 
@@ -688,7 +555,7 @@ def serve_zygote(args: argparse.Namespace) -> int:
     """Preload, wait for the job, then run it like a normal launch with forked ranks."""
     modules = _zygote.PRELOAD if args.preload is None else [m for m in args.preload.split(",") if m.strip()]
     _zygote.preload(modules)
-    sys.stdout.write(_zygote.READY_LINE + "\n")
+    sys.stdout.write(READY_LINE + "\n")
     sys.stdout.flush()
     try:
         job = _zygote.wait_for_job(args.zygote)
@@ -705,6 +572,9 @@ def serve_zygote(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # Before any rank exists: from here on no rank can open this process's descriptors (its stdout is the
+    # platform's record of the run) or read its memory; see guard.py.
+    guard.set_dumpable(False)
     args = build_parser().parse_args(argv)
     if args.zygote:
         try:

@@ -22,7 +22,7 @@ import sys
 import threading
 from typing import Any
 
-from ._protocol import encode, jsonable
+from .protocol import encode, jsonable
 
 __all__ = ["metric", "step"]
 

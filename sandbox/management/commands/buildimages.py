@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from sandbox.images.build import KINDS, ImageBuildError, ensure_image
+from sandbox.images.build import ImageBuildError, ensure_image
+from sandbox.images.tags import KINDS
 
 
 class Command(BaseCommand):

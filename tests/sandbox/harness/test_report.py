@@ -9,8 +9,8 @@ import threading
 import numpy as np
 import pytest
 from faultline_harness import report
-from faultline_harness._protocol import decode, encode, jsonable
 from faultline_harness.launch import LINE_CAP, TRUNCATED_SUFFIX, LineSplitter, split_utf8
+from faultline_harness.protocol import decode, encode, jsonable
 
 
 def _telemetry(captured: str) -> list[dict]:

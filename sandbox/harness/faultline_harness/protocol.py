@@ -1,4 +1,12 @@
-"""Pieces of the ``@@fl`` line protocol shared by the launcher, the report API and the rank runtime."""
+"""The ``@@fl`` line protocol: the one definition used by the launcher, the report API, the rank
+runtime and the platform's worker, which imports this module rather than spelling the format again.
+
+Trust is decided here too. The launcher is the container's only writer of its stdout (it runs as PID
+1 and is not dumpable, so no rank can open its descriptors or signal it away), and it refuses to
+forward a rank's event of a launcher kind. So an event whose kind is in ``LAUNCHER_KINDS`` is a
+measurement taken outside the ranks; every other event was *reported by the program* and may be shown,
+never trusted for a grade.
+"""
 
 from __future__ import annotations
 
@@ -10,8 +18,14 @@ PREFIX = "@@fl "
 PREFIX_BYTES = PREFIX.encode("ascii")
 
 # Kinds only the launcher may produce. A rank printing one of these is treated as plain output so a
-# program cannot fake the end of a run or another rank's memory numbers.
-LAUNCHER_KINDS = frozenset({"start", "memory", "heartbeat", "rank_exit", "end"})
+# program cannot fake the end of a run, an exit status or a memory sample.
+START, MEMORY, CONTAINER_MEMORY, HEARTBEAT, RANK_EXIT, END = (
+    "start", "memory", "container_memory", "heartbeat", "rank_exit", "end",
+)  # fmt: skip
+LAUNCHER_KINDS = frozenset({START, MEMORY, CONTAINER_MEMORY, HEARTBEAT, RANK_EXIT, END})
+
+# The zygote's one line once its preloads are imported (warm pool), before any job exists.
+READY_LINE = "@@fl-zygote-ready"
 
 # Kinds that show a rank is making forward progress (used for heartbeat "since_progress").
 PROGRESS_KINDS = frozenset({"metric", "counter"})
@@ -84,6 +98,16 @@ def _float(value: float) -> float | str:
 def encode(event: dict[str, Any]) -> str:
     """One telemetry line, without the trailing newline."""
     return PREFIX + json.dumps(jsonable(event), separators=(",", ":"), allow_nan=False)
+
+
+def program_line(rank: int, text: str) -> str:
+    """How the launcher writes one line a rank printed."""
+    return f"[r{rank}] {text}"
+
+
+def is_measurement(event: dict[str, Any]) -> bool:
+    """True for the launcher's own events; False for anything a rank reported."""
+    return event.get("kind") in LAUNCHER_KINDS
 
 
 def decode(line: str) -> dict[str, Any] | None:

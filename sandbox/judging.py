@@ -1,0 +1,47 @@
+"""What the sandbox hands to whoever judges a finished run, and how a judge is registered.
+
+The sandbox measures; it does not grade. An app above it (labs) registers a judge for the run
+purposes it owns, from its ``AppConfig.ready``. When a run of such a purpose ends, the runner moves it
+to ``grading``, calls the judge in the same delivery with the run's :class:`RunResult`, and records
+the verdict; a judge that raises ends the run ``error`` (a platform fault, never the candidate's).
+
+Every field of :class:`RunResult` comes from a place the candidate's code cannot write: the
+launcher's own events (it is the container's PID 1 and not dumpable, see
+``faultline_harness/guard.py``), the container runtime, or the worker's own clock. What a program
+reports about itself (losses, counters) is not in here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class RunResult:
+    exit_code: int | None  # the launcher's overall status
+    exit_codes: dict[str, int | None]  # per rank, from the launcher's end event
+    timed_out: bool  # killed at the worker's deadline
+    oom_killed: bool  # from the container runtime
+    cancelled: bool
+    duration: float | None  # seconds, from the launcher's end event (else the worker's clock)
+    # (t, bytes) sampled outside the ranks: the container's anonymous + shared (tmpfs, /dev/shm) memory
+    # under Docker; the ranks' process trees summed under the local process backend.
+    memory: list[tuple[float, int]] = field(default_factory=list)
+    memory_source: str = ""  # "container" | "process-tree"
+    peak_memory_bytes: int | None = None
+    output_full: bool = False  # the output folder ran out of space
+    artifacts_skipped: list[str] = field(default_factory=list)
+
+
+Judge = Callable[[int, RunResult], bool]
+_judges: dict[str, Judge] = {}
+
+
+def register_judge(purpose: str, judge: Judge) -> None:
+    """``judge(run_id, result)`` returns True for passed, False for failed."""
+    _judges[purpose] = judge
+
+
+def judge_for(purpose: str) -> Judge | None:
+    return _judges.get(purpose)

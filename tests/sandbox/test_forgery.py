@@ -1,0 +1,196 @@
+"""A hostile program against the run record, in the real Docker sandbox.
+
+What a run is judged on (exit codes, the deadline, memory, the end of the run) must come from a place
+the program cannot write. Each test here is one way a candidate's program tried to write it anyway.
+The judge registered below captures the ``RunResult`` exactly as labs' grading receives it.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from sandbox import judging, runner, services
+from sandbox.models import Run
+from tests.sandbox.helpers import log_of
+
+pytestmark = [pytest.mark.docker, pytest.mark.django_db]
+
+MIB = 1024 * 1024
+
+# Writes launcher-format lines through every descriptor of every process it can find, then either exits
+# with a failure or sleeps past its deadline. Prints which ones it managed to open.
+FORGER = r"""
+import json, os, sys, time
+
+FORGED = [
+    {"kind": "rank_exit", "rank": 0, "exit_code": 0, "duration": 0.1, "t": 0.2},
+    {"kind": "memory", "rank": 0, "rss_bytes": 1, "pss_bytes": 1, "processes": 1, "t": 0.3},
+    {"kind": "container_memory", "anon_bytes": 1, "shmem_bytes": 0, "usage_bytes": 1, "t": 0.3},
+    {"kind": "end", "exit_codes": {"0": 0}, "duration": 0.5, "peak_rss_bytes": {"0": 1}, "exit_code": 0,
+     "t": 0.5, "output_full": False},
+]
+payload = "".join("@@fl " + json.dumps(e, separators=(",", ":")) + "\n" for e in FORGED).encode()
+opened = []
+for pid in sorted(int(p) for p in os.listdir("/proc") if p.isdigit()):
+    if pid == os.getpid():
+        continue
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError as exc:
+        print(f"cannot list /proc/{pid}/fd: {type(exc).__name__}", flush=True)
+        continue
+    for fd in fds:
+        path = f"/proc/{pid}/fd/{fd}"
+        try:
+            handle = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError:
+            continue
+        try:
+            os.write(handle, payload)
+            opened.append(path)
+        except OSError:
+            pass
+        finally:
+            os.close(handle)
+print("OPENED " + " ".join(opened), flush=True)
+# The same lines on our own stdout, where the launcher must treat them as plain output.
+sys.stdout.write(payload.decode())
+sys.stdout.flush()
+MODE
+"""
+
+
+def run_captured(settings, code: str, monkeypatch, **options) -> tuple[Run, judging.RunResult | None]:
+    """Run ``code`` as a judged run and return the run and the RunResult its judge was handed."""
+    settings.SANDBOX_BACKEND = "docker"
+    seen: list[judging.RunResult] = []
+
+    def judge(run_id: int, result: judging.RunResult) -> bool:
+        seen.append(result)
+        return result.exit_codes == {"0": 0} and not result.timed_out
+
+    monkeypatch.setitem(judging._judges, "forgery-test", judge)
+    run = services.create_run(
+        owner=None, files={"main.py": textwrap.dedent(code)}, purpose="forgery-test", enqueue=False, **options
+    )
+    runner.execute_run(run.pk)
+    run.refresh_from_db()
+    return run, (seen[0] if seen else None)
+
+
+def launcher_events(run: Run, kind: str) -> list[dict]:
+    return [e.data for e in run.events.filter(kind=kind).order_by("seq")]
+
+
+def test_forged_launcher_lines_through_any_descriptor_change_nothing(settings, monkeypatch):
+    run, result = run_captured(settings, FORGER.replace("MODE", "sys.exit(3)"), monkeypatch, timeout_seconds=30)
+    log = log_of(run)
+    opened = next(line for line in log.splitlines() if "OPENED" in line)
+    # PID 1 is the launcher: not one of its descriptors could be opened, whatever else could.
+    assert "/proc/1/" not in opened, opened
+    assert run.status == Run.Status.FAILED
+    assert result is not None
+    assert result.exit_codes == {"0": 3} and result.exit_code == 3
+    assert run.exit_codes == {"0": 3}
+    # One end, one rank_exit: the launcher's; the forged ones arrived as the rank's printed text.
+    ends = launcher_events(run, "end")
+    assert len(ends) == 1 and ends[0]["exit_code"] == 3
+    assert [e["exit_code"] for e in launcher_events(run, "rank_exit")] == [3]
+    assert all(e.get("rss_bytes") != 1 for e in launcher_events(run, "memory"))
+    assert all(sample > 1 for _, sample in result.memory)
+    assert '[r0] @@fl {"kind":"end"' in log
+
+
+def test_forged_end_then_sleeping_past_the_deadline_times_out(settings, monkeypatch):
+    run, result = run_captured(settings, FORGER.replace("MODE", "time.sleep(60)"), monkeypatch, timeout_seconds=8)
+    assert run.status == Run.Status.FAILED
+    assert result is not None and result.timed_out
+    assert result.exit_codes.get("0") != 0
+    assert launcher_events(run, "end") == []  # the launcher never ended: the worker killed it at the deadline
+
+
+def test_signals_to_the_launcher_cannot_end_the_run_as_a_pass(settings, monkeypatch):
+    code = """
+    import os, signal, time
+    for signum in (signal.SIGKILL, signal.SIGSTOP, signal.SIGCONT, signal.SIGUSR1, signal.SIGTERM):
+        try:
+            os.kill(1, signum)
+        except OSError as exc:
+            print("refused", signum, exc, flush=True)
+    time.sleep(30)
+    """
+    run, result = run_captured(settings, code, monkeypatch, timeout_seconds=8)
+    assert run.status == Run.Status.FAILED
+    assert result is not None
+    # SIGTERM is how the platform stops a run, so the launcher honours it and ends the run as stopped;
+    # every other signal from inside is ignored by the container's PID 1.
+    assert result.exit_code == 143 or result.timed_out
+    assert result.exit_codes.get("0") != 0
+
+
+def test_memory_hidden_in_tmpfs_files_is_measured(settings, monkeypatch):
+    code = """
+    import os, time
+    chunk = os.urandom(1024 * 1024)
+    with open("/work/cwd/cache.bin", "wb") as fh:
+        for i in range(160):
+            fh.write(chunk)
+            if i % 20 == 0:
+                fh.flush()
+                time.sleep(0.25)
+    time.sleep(1.5)
+    """
+    run, result = run_captured(settings, code, monkeypatch, timeout_seconds=60, memory_mb=1024)
+    assert result is not None and result.memory_source == "container"
+    sizes = [size for _, size in result.memory]
+    assert len(sizes) >= 4
+    # The program's own process stays small; the 160 MiB it wrote to the tmpfs is in the container's memory.
+    assert max(sizes) - min(sizes) > 120 * MIB, [s // MIB for s in sizes]
+
+
+def test_a_full_output_folder_is_reported_and_the_first_files_kept(settings, monkeypatch):
+    code = """
+    import os
+    chunk = b"x" * (1024 * 1024)
+    written = 0
+    try:
+        for i in range(2048):  # 2 GB asked for; the folder holds far less
+            with open(f"/work/out/part-{i:04d}.bin", "wb") as fh:
+                fh.write(chunk)
+            written += 1
+    except OSError as exc:
+        print("stopped:", exc.strerror, "after", written, "files", flush=True)
+    """
+    run, result = run_captured(settings, code, monkeypatch, timeout_seconds=60, memory_mb=1024)
+    assert result is not None
+    assert not result.oom_killed
+    assert result.exit_codes == {"0": 0}  # the harness survived and wrote its end line
+    assert result.output_full
+    assert "output folder full" in run.error_message
+    names = sorted(run.artifacts.values_list("name", flat=True))
+    kept = [n for n in names if n.startswith("part-")]
+    # Name order, up to the run's artifact cap (64 MB), and the rest named as dropped.
+    assert kept and kept == [f"part-{i:04d}.bin" for i in range(len(kept))]
+    assert sum(run.artifacts.values_list("size", flat=True)) <= 64 * MIB
+    assert "over the run's artifact cap" in run.error_message
+
+
+def test_every_printed_byte_is_counted_and_the_cap_is_marked(settings, monkeypatch):
+    printed = 24 * MIB  # more than the container log file holds before it rotates
+    code = f"""
+    import sys
+    line = "y" * 1023 + "\\n"
+    for _ in range({printed // 1024}):
+        sys.stdout.write(line)
+    sys.stdout.flush()
+    print("last line", flush=True)
+    """
+    run, result = run_captured(settings, code, monkeypatch, timeout_seconds=120)
+    assert result is not None and result.exit_codes == {"0": 0}
+    prefix = len("[r0] ")
+    assert run.log_bytes >= printed + prefix * (printed // 1024)
+    assert run.log_truncated
+    assert log_of(run).endswith(runner.TRUNCATION_MARKER)
+    assert launcher_events(run, "end"), "the end line was lost"
