@@ -5,9 +5,9 @@ class LabsConfig(AppConfig):
     name = "labs"
 
     def ready(self) -> None:
+        # Labs judges the runs it asked for; the sandbox only knows that a judge exists for a purpose.
         from labs.grading import grade_run
         from sandbox.judging import register_judge
 
-        # The sandbox measures runs; labs decides whether a fix or a validation run passed.
-        for purpose in ("grade", "validate"):
-            register_judge(purpose, lambda run_id, _result: grade_run(run_id))
+        register_judge("grade", grade_run)
+        register_judge("validate", grade_run)

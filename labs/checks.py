@@ -3,6 +3,11 @@
 A lab lists its checks as data (``checks:`` in lab.yaml); each type validates its
 options when the lab is loaded and, when grading, reports the measured value next to
 the threshold so the candidate sees exactly why a check passed or failed.
+
+Every check type reads one kind of evidence, named by its ``source``. Most read only
+what the platform measured (``Outcome.result``, the grader's ``metrics``, the validated
+``baseline``). The display-only types read what the program reported about itself
+(``Outcome.reported``): their results are shown, labelled as such, and never count.
 """
 
 from __future__ import annotations
@@ -11,8 +16,19 @@ import math
 import operator
 from dataclasses import asdict, dataclass, field
 
+from sandbox.judging import RunResult
+
 OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "==": operator.eq}
 MIB = 1024 * 1024
+REPORTED_BY_PROGRAM = "reported by the program"
+
+
+@dataclass
+class Reported:
+    """What the program's own ranks sent (losses, counters): anyone's code can print these."""
+
+    losses: list[float] = field(default_factory=list)
+    counters: dict[str, float] = field(default_factory=dict)  # summed over ranks
 
 
 @dataclass
@@ -20,17 +36,12 @@ class Outcome:
     """Everything a check may look at, gathered after the run ended."""
 
     ranks: int
-    exit_codes: dict[str, int | None]
-    timed_out: bool
-    oom_killed: bool
-    duration: float | None
     timeout_seconds: int
-    losses: list[float] = field(default_factory=list)
-    memory: list[tuple[float, float]] = field(default_factory=list)  # (t, bytes summed over ranks)
-    counters: dict[str, float] = field(default_factory=dict)  # summed over ranks
-    metrics: dict[str, float] = field(default_factory=dict)  # from the grader process
+    result: RunResult  # measured outside the program
+    metrics: dict[str, float] = field(default_factory=dict)  # from the grader's own container
     grader_error: str = ""
     baseline: dict = field(default_factory=dict)  # measured on the faulty program when the lab was validated
+    reported: Reported = field(default_factory=Reported)  # display only
 
 
 @dataclass
@@ -41,6 +52,9 @@ class CheckResult:
     measured: str
     threshold: str
     detail: str = ""
+    source: str = ""
+    gate: bool = False
+    counts: str = ""  # "distinguishing" | "precondition" | "display"; set by labs.scoring
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -59,6 +73,8 @@ def _fmt(value: float) -> str:
 class CheckType:
     required: dict[str, str] = {}  # option → "number" | "string" | "op"
     optional: dict[str, str] = {}
+    display_only = False
+    source = ""
 
     def validate(self, options: dict) -> str:
         for key in options:
@@ -86,40 +102,35 @@ class CheckType:
 
 class FinishedInTime(CheckType):
     optional = {"max_seconds": "number"}
+    source = "wall time and deadline kept by the worker"
 
     def evaluate(self, name, type_name, options, outcome):
+        result = outcome.result
         limit = float(options.get("max_seconds", outcome.timeout_seconds))
-        duration = outcome.duration if outcome.duration is not None else math.inf
-        passed = not outcome.timed_out and duration <= limit
-        measured = "killed at the deadline" if outcome.timed_out else f"{_fmt(duration)} s"
+        duration = result.duration if result.duration is not None else math.inf
+        passed = not result.timed_out and not result.cancelled and duration <= limit
+        measured = "killed at the deadline" if result.timed_out else f"{_fmt(duration)} s"
         return CheckResult(name, type_name, passed, measured, f"≤ {_fmt(limit)} s")
 
 
 class RanksExitZero(CheckType):
+    source = "exit status of each rank from the launcher, OOM kills from the container runtime"
+
     def evaluate(self, name, type_name, options, outcome):
-        codes = {str(r): outcome.exit_codes.get(str(r)) for r in range(outcome.ranks)}
-        passed = all(code == 0 for code in codes.values()) and not outcome.oom_killed
+        result = outcome.result
+        codes = {str(r): result.exit_codes.get(str(r)) for r in range(outcome.ranks)}
+        passed = all(code == 0 for code in codes.values()) and not result.oom_killed
         measured = ", ".join(f"rank {r}: {'none' if c is None else c}" for r, c in codes.items())
-        if outcome.oom_killed:
+        if result.oom_killed:
             measured += " (out of memory)"
         return CheckResult(name, type_name, passed, measured, "every rank exits 0")
 
 
-class LossFinite(CheckType):
-    optional = {"min_reports": "number"}
-
-    def evaluate(self, name, type_name, options, outcome):
-        need = int(options.get("min_reports", 1))
-        bad = [v for v in outcome.losses if not math.isfinite(v)]
-        passed = not bad and len(outcome.losses) >= need
-        measured = f"{len(outcome.losses)} losses reported, {len(bad)} not finite"
-        return CheckResult(name, type_name, passed, measured, f"≥ {need} reported, all finite")
-
-
 class Metric(CheckType):
-    """A value the lab's grader measured in a fresh process (held-out loss, accuracy, max error…)."""
+    """A value the lab's grader measured in its own container (held-out loss, accuracy, max error…)."""
 
     required = {"metric": "string", "op": "op", "value": "number"}
+    source = "the lab's grader, in its own container, on the saved output and held-out data"
 
     def evaluate(self, name, type_name, options, outcome):
         metric, op, target = options["metric"], options["op"], float(options["value"])
@@ -133,19 +144,21 @@ class Metric(CheckType):
 
 
 class MemorySlope(CheckType):
-    """Growth of the memory of every rank's process tree after warm-up (least-squares fit)."""
+    """Growth of the memory sampled outside the ranks after warm-up (least-squares fit)."""
 
     required = {"max_mib_per_s": "number"}
     optional = {"warmup_s": "number", "min_samples": "number"}
+    source = "memory sampled outside the ranks"
 
     def evaluate(self, name, type_name, options, outcome):
         limit = float(options["max_mib_per_s"])
         warmup = float(options.get("warmup_s", 3))
         need = int(options.get("min_samples", 6))
-        if not outcome.memory:
+        memory = outcome.result.memory
+        if not memory:
             return CheckResult(name, type_name, False, "no samples", f"≤ {_fmt(limit)} MiB/s")
-        start = outcome.memory[0][0] + warmup
-        points = [(t, b / MIB) for t, b in outcome.memory if t >= start]
+        start = memory[0][0] + warmup
+        points = [(t, b / MIB) for t, b in memory if t >= start]
         threshold = f"≤ {_fmt(limit)} MiB/s after {_fmt(warmup)} s"
         if len(points) < need:
             return CheckResult(
@@ -171,26 +184,47 @@ class Speedup(CheckType):
 
     required = {"min_ratio": "number"}
     optional = {"baseline_seconds": "number"}
+    source = "wall time kept outside the program, against the faulty program's measured at validation"
 
     def evaluate(self, name, type_name, options, outcome):
+        result = outcome.result
         ratio_needed = float(options["min_ratio"])
         baseline = outcome.baseline.get("duration") or options.get("baseline_seconds")
         threshold = f"≥ {_fmt(ratio_needed)}× faster than the faulty program"
-        if not baseline or outcome.duration is None or outcome.timed_out:
+        if not baseline or result.duration is None or result.timed_out:
             return CheckResult(name, type_name, False, "not measured", threshold, "no finished run or no baseline")
-        ratio = float(baseline) / max(outcome.duration, 1e-6)
-        detail = f"faulty baseline {_fmt(float(baseline))} s, this run {_fmt(outcome.duration)} s"
+        ratio = float(baseline) / max(result.duration, 1e-6)
+        detail = f"faulty baseline {_fmt(float(baseline))} s, this run {_fmt(result.duration)} s"
         return CheckResult(name, type_name, ratio >= ratio_needed, f"{_fmt(ratio)}×", threshold, detail)
 
 
+class LossFinite(CheckType):
+    """Display only: the losses the program reported. Hiding a NaN from the report is one line of code."""
+
+    optional = {"min_reports": "number"}
+    display_only = True
+    source = REPORTED_BY_PROGRAM
+
+    def evaluate(self, name, type_name, options, outcome):
+        losses = outcome.reported.losses
+        need = int(options.get("min_reports", 1))
+        bad = [v for v in losses if not math.isfinite(v)]
+        passed = not bad and len(losses) >= need
+        measured = f"{len(losses)} losses reported, {len(bad)} not finite"
+        return CheckResult(name, type_name, passed, measured, f"≥ {need} reported, all finite")
+
+
 class Counter(CheckType):
-    """A count kept by the harness inside the rank (e.g. optimizer_steps), summed over ranks."""
+    """Display only: a count the rank runtime sent (e.g. optimizer_steps), summed over ranks. It runs inside
+    the program's process, so the program can forge or inflate it."""
 
     required = {"counter": "string", "op": "op", "value": "number"}
+    display_only = True
+    source = REPORTED_BY_PROGRAM
 
     def evaluate(self, name, type_name, options, outcome):
         counter, op, target = options["counter"], options["op"], float(options["value"])
-        value = outcome.counters.get(counter)
+        value = outcome.reported.counters.get(counter)
         threshold = f"{counter} {op} {_fmt(target)}"
         if value is None:
             return CheckResult(name, type_name, False, "never counted", threshold)
@@ -200,19 +234,22 @@ class Counter(CheckType):
 CHECK_TYPES: dict[str, CheckType] = {
     "finished_in_time": FinishedInTime(),
     "ranks_exit_zero": RanksExitZero(),
-    "loss_finite": LossFinite(),
     "metric": Metric(),
     "memory_slope": MemorySlope(),
     "speedup": Speedup(),
+    "loss_finite": LossFinite(),
     "counter": Counter(),
 }
+DISPLAY_TYPES = frozenset(name for name, kind in CHECK_TYPES.items() if kind.display_only)
 
 
-def run_checks(checks: list[dict], outcome: Outcome, values: dict) -> list[CheckResult]:
-    from labs.render import render_option
-
+def run_checks(checks: list[dict], outcome: Outcome) -> list[CheckResult]:
+    """``checks``: ``{name, type, options, gate?}`` with every option already rendered for the variant."""
     results = []
     for check in checks:
-        options = {key: render_option(value, values) for key, value in check["options"].items()}
-        results.append(CHECK_TYPES[check["type"]].evaluate(check["name"], check["type"], options, outcome))
+        kind = CHECK_TYPES[check["type"]]
+        result = kind.evaluate(check["name"], check["type"], check["options"], outcome)
+        result.source = kind.source
+        result.gate = bool(check.get("gate", False)) and not kind.display_only
+        results.append(result)
     return results

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
@@ -35,6 +36,12 @@ class Lab(models.Model):
     def published(self) -> bool:
         return not self.retired and self.current is not None and self.current.validated_at is not None
 
+    @classmethod
+    def publish(cls, version: LabVersion) -> bool:
+        """Make a validated version current, unless a newer one already is; True when this call moved it."""
+        newer = Q(current__isnull=False) & Q(current__number__gt=version.number)
+        return cls.objects.filter(pk=version.lab_id).exclude(newer).update(current=version) == 1
+
 
 class LabVersion(models.Model):
     """One imported state of a lab folder. Attempts pin the version they started on."""
@@ -47,6 +54,10 @@ class LabVersion(models.Model):
     validated_at = models.DateTimeField(null=True, blank=True)
     validation = models.JSONField(default=list, blank=True, help_text="rows of the last validation table")
     baseline = models.JSONField(default=dict, blank=True, help_text="measured on the faulty program when validated")
+    distinguishing = models.JSONField(
+        null=True, blank=True,
+        help_text="names of the checks the faulty program failed on every validated seed (null: not validated)",
+    )  # fmt: skip
 
     class Meta:
         ordering = ["lab", "-number"]
@@ -85,6 +96,11 @@ class Attempt(models.Model):
     def __str__(self) -> str:
         return f"{self.user} on {self.version} (seed {self.seed})"
 
+    @classmethod
+    def mark_passed(cls, attempt_id: int) -> bool:
+        """Open → passed, once; True when this call moved it. A passed attempt never reopens."""
+        return cls.objects.filter(pk=attempt_id, status=cls.Status.OPEN).update(status=cls.Status.PASSED) == 1
+
 
 class LabRun(models.Model):
     """A sandbox run that belongs to a lab: a candidate's run or fix, or a validation run."""
@@ -100,8 +116,9 @@ class LabRun(models.Model):
     kind = models.CharField(max_length=8, choices=Kind.choices)
     seed = models.PositiveIntegerField()
     variant = models.CharField(max_length=80, blank=True, help_text="validation: baseline, solution or bad:<name>")
-    # Fresh per graded run: a candidate who prints the hidden files in one fix learns nothing for the next.
-    grader_nonce = models.PositiveIntegerField(default=0)
+    # Drawn with `secrets` for every grading and kept here only: the grader's held-out data comes from it,
+    # and it is never written into any file a run can read.
+    heldout_seed = models.PositiveBigIntegerField(null=True, blank=True)
     checks = models.JSONField(default=list, blank=True)
     flags = models.JSONField(default=list, blank=True, help_text="static findings for human review")
     metrics = models.JSONField(default=dict, blank=True)

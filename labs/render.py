@@ -1,16 +1,16 @@
 """Seeded variants: one seed picks the parameters, the parameters render the program.
 
 The same lab version and seed always give byte-identical files, so an attempt can be
-rebuilt at any time from (version, seed). The grader's seed is derived from the
-server's secret as well, so nothing a candidate sees predicts the hidden data.
+rebuilt at any time from (version, seed). Hidden grading files may also use the probe
+seed, which is derived from the same public seed: it is public by design, and nothing the
+grader keeps secret comes from it. The grader's held-out seed never reaches any file
+(``labs.grading`` draws it for every grading).
 """
 
 from __future__ import annotations
 
 import hashlib
 import random
-
-from django.conf import settings
 
 from labs.spec import PLACEHOLDER_RE, Param
 
@@ -30,9 +30,10 @@ def choose_params(slug: str, params: list[Param] | list[dict], seed: int) -> dic
     return chosen
 
 
-def grader_seed(slug: str, seed: int, nonce: int = 0) -> int:
-    digest = hashlib.sha256(f"grader/{settings.SECRET_KEY}/{slug}/{seed}/{nonce}".encode()).digest()
-    return int.from_bytes(digest[:4], "big")
+def probe_seed(slug: str, seed: int) -> int:
+    """The seed of the data a hidden probe feeds the candidate's code, a function of the public seed only."""
+    digest = hashlib.sha256(f"probe/{slug}/{seed}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") >> 1  # 31 bits: fits every RNG the labs use, with room to add
 
 
 def render_text(text: str, values: dict) -> str:
@@ -50,3 +51,9 @@ def render_option(value, values: dict):
     if isinstance(value, str):
         return render_text(value, values)
     return value
+
+
+def render_check(check: dict, values: dict) -> dict:
+    """A check of a stored spec with its options filled in for one variant."""
+    options = {key: render_option(value, values) for key, value in check["options"].items()}
+    return {**check, "options": options}

@@ -15,8 +15,8 @@ from django.utils import timezone
 
 from labs.diagnosis import grade_diagnosis
 from labs.models import Attempt, HintReveal, Lab, LabRun, LabVersion
-from labs.render import choose_params, grader_seed, render_files
-from labs.scoring import compute_score, hint_costs
+from labs.render import choose_params, probe_seed, render_files
+from labs.scoring import compute_score, hint_costs, rescore_attempt
 from sandbox.models import Run
 from sandbox.services import RunRejected, create_run, validate_files
 
@@ -29,15 +29,16 @@ TOGGLE_ENV = {
     "nccl_debug": {"NCCL_DEBUG": "INFO"},
 }
 MAX_DIAGNOSIS_CHARS = 5000
+TEXT_SUFFIXES = (".py", ".txt", ".json", ".yaml", ".yml", ".cfg", ".csv", ".md")
 
 
 class LabRefused(ValueError):
     """The action is not allowed now; the message says why and what to do."""
 
 
-def program_for(version: LabVersion, seed: int, overlay: str | None = None, nonce: int | None = None) -> dict:
-    """The rendered files of a variant; ``overlay`` is "solution" or "bad:<name>"; with a grader
-    ``nonce`` the hidden grading files are added."""
+def program_for(version: LabVersion, seed: int, overlay: str | None = None, hidden: bool = False) -> dict:
+    """The rendered files of a variant; ``overlay`` is "solution" or "bad:<name>"; ``hidden`` adds the files
+    that only a graded run gets."""
     spec = version.spec
     values = choose_params(spec["slug"], spec["params"], seed)
     files = render_files(spec["program"], values)
@@ -45,14 +46,24 @@ def program_for(version: LabVersion, seed: int, overlay: str | None = None, nonc
         files.update(render_files(spec["solution"], values))
     elif overlay and overlay.startswith("bad:"):
         files.update(render_files(spec["bad_fixes"][overlay[4:]], values))
-    if nonce is not None:
-        files.update(hidden_files(spec, seed, nonce, values))
+    if hidden:
+        files.update(hidden_files(spec, seed, values))
     return files
 
 
-def hidden_files(spec: dict, seed: int, nonce: int, values: dict | None = None) -> dict[str, str]:
+def hidden_files(spec: dict, seed: int, values: dict | None = None) -> dict[str, str]:
+    """Rendered from the attempt's public seed only: nothing in them is derived from the grader's held-out seed."""
     values = values if values is not None else choose_params(spec["slug"], spec["params"], seed)
-    return render_files(spec["hidden"], {**values, "grader_seed": grader_seed(spec["slug"], seed, nonce)})
+    return render_files(spec["hidden"], {**values, "probe_seed": probe_seed(spec["slug"], seed)})
+
+
+def graded_run_options(spec: dict) -> dict:
+    """How a submitted fix is run (``create_run`` keywords): the grading entry, the lab's resources."""
+    resources = spec["resources"]
+    return {
+        "entry": spec["grade_entry"], "ranks": resources["ranks"], "timeout_seconds": resources["timeout_seconds"],
+        "memory_mb": resources["memory_mb"], "cpus": resources["cpus"], "gpu": resources["gpu"], "purpose": "grade",
+    }  # fmt: skip
 
 
 def published_labs():
@@ -71,19 +82,24 @@ def original_files(attempt: Attempt) -> dict[str, str]:
     return program_for(attempt.version, attempt.seed)
 
 
-@transaction.atomic
-def save_files(attempt: Attempt, files: dict) -> Attempt:
+def clean_files(spec: dict, files: dict) -> dict[str, str]:
+    """A candidate's program files as the sandbox takes them, or LabRefused naming the file and the problem."""
     try:
         clean = validate_files(files)
     except RunRejected as exc:
         raise LabRefused(str(exc)) from None
-    entry = attempt.version.spec["entry"]
+    entry = spec["entry"]
     if entry not in clean:
         raise LabRefused(f"files: the entry point {entry} cannot be removed")
     for name in clean:
-        if not name.endswith((".py", ".txt", ".json", ".yaml", ".yml", ".cfg", ".csv", ".md")):
+        if not name.endswith(TEXT_SUFFIXES):
             raise LabRefused(f"files[{name}]: only text files (.py, .txt, .json, .yaml, .cfg, .csv, .md)")
-    attempt.files = clean
+    return clean
+
+
+@transaction.atomic
+def save_files(attempt: Attempt, files: dict) -> Attempt:
+    attempt.files = clean_files(attempt.version.spec, files)
     attempt.save(update_fields=["files", "updated_at"])
     return attempt
 
@@ -126,24 +142,17 @@ def start_run(attempt: Attempt, toggles: list[str] | None = None, fix: bool = Fa
             raise LabRefused(f"toggles: {toggle!r} is not a tool of this lab ({', '.join(spec['tools'])})")
         env.update(TOGGLE_ENV[toggle])
     files = dict(attempt.files)
-    entry = spec["entry"]
-    nonce = secrets.randbelow(2**31)
+    options = graded_run_options(spec)
     if fix:
-        files.update(hidden_files(spec, attempt.seed, nonce))
-        entry = spec["grade_entry"]
-    resources = spec["resources"]
+        files.update(hidden_files(spec, attempt.seed))
+    else:
+        options.update(entry=spec["entry"], purpose="run")
     try:
-        run = create_run(
-            owner=attempt.user, files=files, entry=entry, ranks=resources["ranks"], env=env,
-            timeout_seconds=resources["timeout_seconds"], memory_mb=resources["memory_mb"],
-            cpus=resources["cpus"], gpu=resources["gpu"], purpose="grade" if fix else "run",
-        )  # fmt: skip
+        run = create_run(owner=attempt.user, files=files, env=env, **options)
     except RunRejected as exc:
         raise LabRefused(str(exc)) from None
     kind = LabRun.Kind.FIX if fix else LabRun.Kind.RUN
-    return LabRun.objects.create(
-        run=run, version=attempt.version, attempt=attempt, kind=kind, seed=attempt.seed, grader_nonce=nonce
-    )
+    return LabRun.objects.create(run=run, version=attempt.version, attempt=attempt, kind=kind, seed=attempt.seed)
 
 
 @transaction.atomic
@@ -162,8 +171,8 @@ def submit_diagnosis(attempt: Attempt, choice: str, text: str) -> Attempt:
         diagnosis_choice=choice, diagnosis_text=text, diagnosis_score=score, diagnosis_detail=detail,
         diagnosed_at=timezone.now(),
     )  # fmt: skip
+    rescore_attempt(attempt.pk)
     attempt.refresh_from_db()
-    _rescore(attempt)
     return attempt
 
 
@@ -178,20 +187,8 @@ def reveal_hint(attempt: Attempt, index: int) -> HintReveal:
     if index > 0 and index - 1 not in taken:
         raise LabRefused("hints open in order: reveal the previous hint first")
     reveal = HintReveal.objects.create(attempt=attempt, index=index, cost=hints[index]["cost"])
-    _rescore(attempt)
+    rescore_attempt(attempt.pk)
     return reveal
-
-
-def _rescore(attempt: Attempt) -> None:
-    """A later diagnosis or hint changes the score of every graded fix of the attempt."""
-    hints = hint_costs(attempt.pk)
-    best = None
-    for lab_run in LabRun.objects.filter(attempt=attempt, kind=LabRun.Kind.FIX, graded_at__isnull=False):
-        score, detail = compute_score(lab_run.fix_percent or 0, attempt.diagnosis_score, hints)
-        LabRun.objects.filter(pk=lab_run.pk).update(score=score, score_detail=detail)
-        best = score if best is None else max(best, score)
-    if best is not None:
-        Attempt.objects.filter(pk=attempt.pk).update(best_score=best)
 
 
 def current_score(attempt: Attempt) -> dict:

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import yaml
 
+from labs.checks import CHECK_TYPES
+
 CATALOG_DIR = Path(__file__).resolve().parent / "catalog"
 YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 SLUG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -28,8 +30,18 @@ GPU_MODES = ("none", "optional", "required")
 TOOLS = ("stacks", "memory", "detect_anomaly", "tracemalloc", "distributed_debug", "faulthandler_timeout", "nccl_debug")
 LANGS = ("en", "zh")
 MAX_PROGRAM_FILES = 12
-# Only hidden files see the grader's seed: the candidate's program must not depend on it.
-GRADER_ONLY_PARAMS = ("grader_seed",)
+# Hidden files may use the probe seed (derived from the attempt's public seed, so it carries nothing about
+# the grader's held-out data); the candidate's own files never need it.
+HIDDEN_ONLY_PARAMS = ("probe_seed",)
+# The grader's held-out seed reaches no file at all: it exists only in the grader's container.
+REMOVED_PARAMS = {
+    "grader_seed": (
+        "{{ grader_seed }} was removed: nothing a run's container can read may come from the grader's "
+        "held-out seed. Use {{ probe_seed }} for data the grader must re-derive (ctx.probe_seed), and make "
+        "held-out data in grader.py from ctx.seed"
+    ),
+}
+RESERVED_PARAMS = (*HIDDEN_ONLY_PARAMS, *REMOVED_PARAMS)
 
 
 class LabSpecError(ValueError):
@@ -55,6 +67,7 @@ class Check:
     name: str
     type: str
     options: dict
+    gate: bool = False  # failing it makes the fix score 0 %, whatever else passed
 
 
 @dataclass
@@ -256,8 +269,8 @@ class _Parser:
         params = []
         for name, rule in raw.items():
             where = f"params.{name}"
-            if not isinstance(name, str) or not PARAM_RE.match(name) or name in GRADER_ONLY_PARAMS:
-                self.fail(where, "names are lowercase identifiers, and grader_seed is reserved")
+            if not isinstance(name, str) or not PARAM_RE.match(name) or name in RESERVED_PARAMS:
+                self.fail(where, f"names are lowercase identifiers, and {', '.join(RESERVED_PARAMS)} are reserved")
             if not isinstance(rule, dict) or len(set(rule) & {"choices", "int", "float"}) != 1:
                 self.fail(where, "give exactly one of choices, int or float")
             if "choices" in rule:
@@ -283,8 +296,6 @@ class _Parser:
         return params
 
     def parse_checks(self, has_grader: bool) -> list[Check]:
-        from labs.checks import CHECK_TYPES
-
         raw = self.meta.get("checks")
         if not isinstance(raw, list) or not raw:
             self.fail("checks", "must be a non-empty list")
@@ -299,13 +310,18 @@ class _Parser:
             names.add(name)
             if kind not in CHECK_TYPES:
                 self.fail(f"{where}.type", f"one of {', '.join(sorted(CHECK_TYPES))}, got {kind!r}")
-            options = {k: v for k, v in item.items() if k not in ("name", "type")}
+            gate = item.get("gate", False)
+            if not isinstance(gate, bool):
+                self.fail(f"{where} ({name}).gate", f"true or false, got {gate!r}")
+            if gate and CHECK_TYPES[kind].display_only:
+                self.fail(f"{where} ({name}).gate", f"a {kind} check is display only and cannot be a gate")
+            options = {k: v for k, v in item.items() if k not in ("name", "type", "gate")}
             problem = CHECK_TYPES[kind].validate(options)
             if problem:
                 self.fail(f"{where} ({name})", problem)
             if kind == "metric" and not has_grader:
                 self.fail(f"{where} ({name})", "a metric check needs grader.py in the lab folder")
-            checks.append(Check(name, kind, options))
+            checks.append(Check(name, kind, options, gate))
         return checks
 
     def parse_hints(self) -> list[dict]:
@@ -413,14 +429,21 @@ class _Parser:
         trees = [("program", spec.program), ("solution", spec.solution), ("hidden", spec.hidden)]
         trees += [(f"bad_fixes/{name}", files) for name, files in spec.bad_fixes.items()]
         for tree, files in trees:
-            allowed = declared | (set(GRADER_ONLY_PARAMS) if tree == "hidden" else set())
+            allowed = declared | (set(HIDDEN_ONLY_PARAMS) if tree == "hidden" else set())
             for relative, text in files.items():
                 for match in PLACEHOLDER_RE.finditer(text):
-                    if match.group(1) not in allowed:
-                        line = text.count("\n", 0, match.start()) + 1
+                    name = match.group(1)
+                    if name in allowed:
+                        continue
+                    line = text.count("\n", 0, match.start()) + 1
+                    if name in REMOVED_PARAMS:
+                        problem = REMOVED_PARAMS[name]
+                    elif name in HIDDEN_ONLY_PARAMS:
+                        problem = f"{{{{ {name} }}}} is only available to files under hidden/"
+                    else:
                         known = ", ".join(sorted(allowed)) or "none"
-                        problem = f"{{{{ {match.group(1)} }}}} is not a declared parameter ({known})"
-                        raise LabSpecError(self.folder / tree / relative, f"line {line}", problem)
+                        problem = f"{{{{ {name} }}}} is not a declared parameter ({known})"
+                    raise LabSpecError(self.folder / tree / relative, f"line {line}", problem)
         for check in spec.checks:
             for key, value in check.options.items():
                 if isinstance(value, str):

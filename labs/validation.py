@@ -1,14 +1,15 @@
 """Prove a lab version teaches what it claims, seed by seed.
 
-For every seed: the faulty program must fail at least one check, the reference
-solution must pass them all, and every known cover-up must fail at least one. Runs
-execute in this process through the same runner and grader the workers use. A
-version that passes everything is published: candidates get it from then on.
+The faulty program runs first on every seed. The checks it fails on every one of them are the
+version's *distinguishing* checks (stored on the version): fix % is computed over them alone,
+and every other counting check is a precondition. Then, on every seed, the reference solution
+must pass every check, and every known cover-up must fail and score 0 %. Runs execute in this
+process through the same runner and grader the workers use. A version that passes everything
+is published: candidates get it from then on.
 """
 
 from __future__ import annotations
 
-import secrets
 import statistics
 import time
 from dataclasses import asdict, dataclass
@@ -16,7 +17,9 @@ from dataclasses import asdict, dataclass
 from django.db import transaction
 from django.utils import timezone
 
+from labs.loader import refresh_question_links
 from labs.models import Lab, LabRun, LabVersion
+from labs.scoring import DISPLAY, assign_roles, counted_checks, fix_passed, fix_percent
 from labs.services import program_for
 from sandbox.models import Run
 from sandbox.runner import execute_run
@@ -31,9 +34,11 @@ class ValidationRow:
     variant: str
     expected: str  # "fail" | "pass"
     outcome: str  # "pass" | "fail" | "error: ..."
-    failed_checks: list[str]
+    failed_checks: list[str]  # checks that count and failed (display checks never count)
     seconds: float
     ok: bool
+    fix_percent: int | None = None
+    problem: str = ""  # why the row is not ok, when the outcome alone does not say
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -48,17 +53,14 @@ def run_variant(version: LabVersion, seed: int, variant: str, owner=None) -> Lab
     spec = version.spec
     overlay = None if variant == "baseline" else variant
     resources = spec["resources"]
-    nonce = secrets.randbelow(2**31)
     with transaction.atomic():
         run = create_run(
-            owner=owner, files=program_for(version, seed, overlay, nonce=nonce), entry=spec["grade_entry"],
+            owner=owner, files=program_for(version, seed, overlay, hidden=True), entry=spec["grade_entry"],
             ranks=resources["ranks"], timeout_seconds=resources["timeout_seconds"],
             memory_mb=resources["memory_mb"], cpus=resources["cpus"],
             gpu="none" if resources["gpu"] == "optional" else resources["gpu"], purpose="validate", enqueue=False,
         )  # fmt: skip
-        lab_run = LabRun.objects.create(
-            run=run, version=version, kind=LabRun.Kind.VALIDATE, seed=seed, variant=variant, grader_nonce=nonce
-        )
+        lab_run = LabRun.objects.create(run=run, version=version, kind=LabRun.Kind.VALIDATE, seed=seed, variant=variant)
     execute_run(run.pk, worker_name="validatelab")
     lab_run.refresh_from_db()
     lab_run.run.refresh_from_db()
@@ -66,46 +68,92 @@ def run_variant(version: LabVersion, seed: int, variant: str, owner=None) -> Lab
 
 
 def validate_version(version: LabVersion, seeds: list[int], progress=None) -> list[ValidationRow]:
-    rows = []
+    # Baselines first, on every seed: they fix the distinguishing checks and the speedup baseline before
+    # any fix is graded.
+    done: list[tuple[int, str, str, LabRun, float]] = []
     baseline_durations = []
     for seed in seeds:
-        for variant, expected in variants(version):
-            started = time.monotonic()
-            lab_run = run_variant(version, seed, variant)
-            run = lab_run.run
-            failed = [c["name"] for c in lab_run.checks if not c["passed"]]
-            if run.status == Run.Status.ERROR or lab_run.passed is None:
-                outcome, ok = f"error: {run.error_message or run.status}", False
-            else:
-                outcome = "pass" if lab_run.passed else "fail"
-                ok = outcome == expected
-            if variant == "baseline" and run.duration_seconds and not run.timed_out:
-                # Recorded at once: the speedup check of the solution and bad fixes compares against it.
-                baseline_durations.append(run.duration_seconds)
-                version.baseline = {**version.baseline, "duration": round(statistics.median(baseline_durations), 3)}
-                LabVersion.objects.filter(pk=version.pk).update(baseline=version.baseline)
-            row = ValidationRow(
-                lab=version.lab.slug, version=version.number, seed=seed, variant=variant, expected=expected,
-                outcome=outcome, failed_checks=failed, seconds=round(time.monotonic() - started, 1), ok=ok,
-            )  # fmt: skip
-            rows.append(row)
+        lab_run, seconds = _timed(version, seed, "baseline")
+        done.append((seed, "baseline", "fail", lab_run, seconds))
+        run = lab_run.run
+        if run.status != Run.Status.ERROR and run.duration_seconds and not run.timed_out:
+            baseline_durations.append(run.duration_seconds)
+    if baseline_durations:
+        # The speedup check of the solution and bad fixes compares against it.
+        version.baseline = {**version.baseline, "duration": round(statistics.median(baseline_durations), 3)}
+        LabVersion.objects.filter(pk=version.pk).update(baseline=version.baseline)
+    version.distinguishing = distinguishing_checks(version.spec["checks"], [d[3] for d in done])
+    LabVersion.objects.filter(pk=version.pk).update(distinguishing=version.distinguishing)
+    rows = []
+    for seed, variant, expected, lab_run, seconds in done:
+        rows.append(_row(version, seed, variant, expected, lab_run, seconds))
+        if progress:
+            progress(rows[-1])
+    for seed in seeds:
+        for variant, expected in variants(version)[1:]:
+            lab_run, seconds = _timed(version, seed, variant)
+            rows.append(_row(version, seed, variant, expected, lab_run, seconds))
             if progress:
-                progress(row)
+                progress(rows[-1])
     record_validation(version, rows)
     return rows
 
 
-def record_validation(version: LabVersion, rows: list[ValidationRow]) -> None:
-    from labs.loader import refresh_question_links
+def _timed(version: LabVersion, seed: int, variant: str) -> tuple[LabRun, float]:
+    started = time.monotonic()
+    lab_run = run_variant(version, seed, variant)
+    return lab_run, round(time.monotonic() - started, 1)
 
+
+def distinguishing_checks(checks: list[dict], baselines: list[LabRun]) -> list[str]:
+    """The counting checks the faulty program failed on every seed (none when a baseline was not graded)."""
+    if not baselines or any(b.passed is None for b in baselines):
+        return []
+    names = counted_checks(checks)
+    failed_everywhere = set(names)
+    for baseline in baselines:
+        failed_everywhere &= {c["name"] for c in baseline.checks if not c["passed"]}
+    return [name for name in names if name in failed_everywhere]
+
+
+def _row(version: LabVersion, seed: int, variant: str, expected: str, lab_run: LabRun, seconds: float):
+    """The row of one graded variant, with its roles and fix % over the version's distinguishing checks."""
+    run = lab_run.run
+    row = ValidationRow(
+        lab=version.lab.slug, version=version.number, seed=seed, variant=variant, expected=expected,
+        outcome="", failed_checks=[], seconds=seconds, ok=False,
+    )  # fmt: skip
+    if run.status == Run.Status.ERROR or lab_run.passed is None:
+        row.outcome = f"error: {run.error_message or run.status}"
+        return row
+    # Re-scored with the distinguishing checks this validation found (the baselines were graded before).
+    checks = assign_roles(lab_run.checks, version.distinguishing)
+    passed, percent = fix_passed(checks), fix_percent(checks)
+    LabRun.objects.filter(pk=lab_run.pk).update(checks=checks, passed=passed, fix_percent=percent)
+    row.outcome = "pass" if passed else "fail"
+    row.fix_percent = percent
+    row.failed_checks = [c["name"] for c in checks if not c["passed"] and c["counts"] != DISPLAY]
+    if variant == "baseline":
+        row.ok = not passed and bool(version.distinguishing)
+        if not passed and not version.distinguishing:
+            row.problem = "no check fails on every seed's faulty program, so no check distinguishes a fix"
+    elif expected == "pass":
+        row.ok = passed
+    else:
+        row.ok = not passed and percent == 0
+        if not passed and percent:
+            row.problem = f"this cover-up scores {percent} %: a cover-up must score 0 %"
+    return row
+
+
+def record_validation(version: LabVersion, rows: list[ValidationRow]) -> None:
     passed = bool(rows) and all(r.ok for r in rows)
     fields = {"validation": [r.as_dict() for r in rows]}
     if passed:
         fields["validated_at"] = timezone.now()
     LabVersion.objects.filter(pk=version.pk).update(**fields)
-    if passed:
-        # Publish: candidates starting now get this version; running attempts keep theirs.
-        Lab.objects.filter(pk=version.lab_id).update(current=version)
+    if passed and Lab.publish(version):
+        # Candidates starting now get this version; running attempts keep theirs.
         refresh_question_links()
 
 

@@ -1,22 +1,33 @@
-"""Each check type reports the measured value beside its threshold, and fails honestly."""
+"""Each check type reports the measured value beside its threshold and its source, and fails honestly."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
 
-from labs.checks import Outcome, run_checks
+from labs.checks import CHECK_TYPES, REPORTED_BY_PROGRAM, Outcome, Reported, run_checks
+from labs.render import render_check
+from sandbox.judging import RunResult
+
+MEASURED = {"exit_codes", "timed_out", "oom_killed", "duration", "memory", "cancelled"}
 
 
-def outcome(**fields) -> Outcome:
-    base = {"ranks": 2, "exit_codes": {"0": 0, "1": 0}, "timed_out": False, "oom_killed": False,
-            "duration": 10.0, "timeout_seconds": 60}  # fmt: skip
-    return Outcome(**{**base, **fields})
+def outcome(losses=None, counters=None, **fields) -> Outcome:
+    result = RunResult(
+        exit_code=0, exit_codes={"0": 0, "1": 0}, timed_out=False, oom_killed=False, cancelled=False, duration=10.0,
+        memory=[], output_full=False, artifacts_skipped=[],
+    )  # fmt: skip
+    result = dataclasses.replace(result, **{k: v for k, v in fields.items() if k in MEASURED})
+    rest = {k: v for k, v in fields.items() if k not in MEASURED}
+    reported = Reported(losses=losses or [], counters=counters or {})
+    return Outcome(ranks=2, timeout_seconds=60, result=result, reported=reported, **rest)
 
 
 def check(type_, outcome_, values=None, **options):
-    [result] = run_checks([{"name": "c", "type": type_, "options": options}], outcome_, values or {})
+    rendered = render_check({"name": "c", "type": type_, "options": options}, values or {})
+    [result] = run_checks([rendered], outcome_)
     return result
 
 
@@ -72,7 +83,38 @@ def test_speedup_against_the_validated_baseline():
 
 
 @pytest.mark.parametrize(("value", "passed"), [(400, True), (120, False)])
-def test_counter(value, passed):
+def test_counter_is_shown_as_reported_by_the_program(value, passed):
     assert check("counter", outcome(counters={"optimizer_steps": value}), counter="optimizer_steps",
                  op=">=", value=400).passed is passed  # fmt: skip
     assert not check("counter", outcome(), counter="optimizer_steps", op=">=", value=1).passed
+    assert check("counter", outcome(counters={"optimizer_steps": 1}), counter="optimizer_steps", op=">=",
+                 value=1).source == REPORTED_BY_PROGRAM  # fmt: skip
+
+
+def test_only_loss_finite_and_counter_read_what_the_program_reported():
+    """A forged report (huge counters, tidy losses) changes display checks only; every other type reads
+    measurements, so the same forged reports leave its verdict exactly as it was."""
+    honest = outcome(memory=[(t * 0.5, 1e8 + t * 3e7) for t in range(30)], metrics={"r2": 0.1})
+    forged = dataclasses.replace(honest, reported=Reported(losses=[0.1] * 10_000, counters={"optimizer_steps": 1e9}))
+    options = {
+        "finished_in_time": {}, "ranks_exit_zero": {}, "metric": {"metric": "r2", "op": ">=", "value": 0.9},
+        "memory_slope": {"max_mib_per_s": 2}, "speedup": {"min_ratio": 2}, "loss_finite": {"min_reports": 400},
+        "counter": {"counter": "optimizer_steps", "op": ">=", "value": 400},
+    }  # fmt: skip
+    assert set(options) == set(CHECK_TYPES)
+    for type_, kind in CHECK_TYPES.items():
+        before, after = check(type_, honest, **options[type_]), check(type_, forged, **options[type_])
+        if kind.display_only:
+            assert after.passed and not before.passed and after.source == REPORTED_BY_PROGRAM, type_
+        else:
+            assert (before.passed, before.measured) == (after.passed, after.measured), type_
+            assert after.source and after.source != REPORTED_BY_PROGRAM, type_
+
+
+def test_gate_is_carried_only_by_checks_that_count():
+    checks = [
+        {"name": "held", "type": "metric", "options": {"metric": "r2", "op": ">=", "value": 0.9}, "gate": True},
+        {"name": "steps", "type": "counter", "options": {"counter": "n", "op": ">=", "value": 1}, "gate": True},
+    ]
+    held, steps = run_checks(checks, outcome())
+    assert held.gate and not steps.gate

@@ -88,3 +88,52 @@ def test_metric_check_without_grader_is_rejected(lab_copy):
     (lab_copy / "grader.py").unlink()
     with pytest.raises(LabSpecError, match="needs grader.py"):
         load_lab(lab_copy)
+
+
+def test_grader_seed_is_rejected_naming_file_and_line(lab_copy):
+    hidden = lab_copy / "hidden"
+    hidden.mkdir(exist_ok=True)
+    (hidden / "probe.py").write_text("import os\n\nSEED = {{ grader_seed }}\n")
+    with pytest.raises(LabSpecError) as caught:
+        load_lab(lab_copy)
+    assert caught.value.path.endswith("hidden/probe.py")
+    assert caught.value.where == "line 3"
+    assert "grader_seed }} was removed" in caught.value.problem and "probe_seed" in caught.value.problem
+
+
+def test_probe_seed_only_in_hidden_files(lab_copy):
+    hidden = lab_copy / "hidden"
+    hidden.mkdir(exist_ok=True)
+    (hidden / "probe.py").write_text("SEED = {{ probe_seed }}\n")
+    assert load_lab(lab_copy).hidden["probe.py"] == "SEED = {{ probe_seed }}\n"
+    train = lab_copy / "program" / "train.py"
+    train.write_text(train.read_text() + "print({{ probe_seed }})\n")
+    with pytest.raises(LabSpecError, match="only available to files under hidden/") as caught:
+        load_lab(lab_copy)
+    assert caught.value.path.endswith("program/train.py")
+
+
+@pytest.mark.parametrize("name", ["grader_seed", "probe_seed"])
+def test_seed_names_are_reserved_for_params(lab_copy, name):
+    edit_yaml(lab_copy, "params:\n", f"params:\n  {name}: {{int: [1, 5]}}\n")
+    with pytest.raises(LabSpecError, match="are reserved") as caught:
+        load_lab(lab_copy)
+    assert caught.value.where == f"params.{name}"
+
+
+def test_gate_is_parsed_and_checked(lab_copy):
+    edit_yaml(lab_copy, "{name: exit-ok, type: ranks_exit_zero}", "{name: exit-ok, type: ranks_exit_zero, gate: true}")
+    spec = load_lab(lab_copy)
+    assert [c.gate for c in spec.checks if c.name == "exit-ok"] == [True]
+    assert not any(c.gate for c in spec.checks if c.name != "exit-ok")
+    assert all("gate" not in c.options for c in spec.checks)
+    edit_yaml(lab_copy, "gate: true", "gate: yes please")
+    with pytest.raises(LabSpecError, match="true or false"):
+        load_lab(lab_copy)
+
+
+def test_a_display_check_cannot_be_a_gate(lab_copy):
+    edit_yaml(lab_copy, "type: loss_finite,", "type: loss_finite, gate: true,")
+    with pytest.raises(LabSpecError, match="display only and cannot be a gate") as caught:
+        load_lab(lab_copy)
+    assert caught.value.where == "checks[2] (loss-finite).gate"

@@ -1,8 +1,10 @@
 """Grades the accumulation fix from outside the candidate's process.
 
-- heldout_r2: the saved forecaster on fresh rows drawn with the hidden seed.
+- heldout_r2: the saved forecaster on fresh rows drawn with the held-out seed (``ctx.seed``), which no
+  file of the run carries.
 - step_error: the grading entry ran the candidate's ``train_step`` (with its ``make_optimizer``)
-  on a fresh probe network and two hidden batches split into micro-batches. The parameters
+  on a fresh probe network and two batches from the probe seed (``ctx.probe_seed``), split into
+  micro-batches. The parameters
   after each step must equal those of one plain step on the whole batch, with the job's
   documented optimizer settings.
 """
@@ -41,10 +43,11 @@ def evaluate(ctx):
     probe = ctx.load("probe_steps.pt")
     if not isinstance(probe, list) or len(probe) != 2:
         raise CandidateOutputError("probe_steps.pt does not hold the two probe steps")
-    torch.manual_seed(ctx.seed)
+    # The probe's network and batches came from the probe seed; the grader rebuilds them the same way.
+    torch.manual_seed(ctx.probe_seed)
     ref = nn.Sequential(nn.Linear(12, 24), nn.Tanh(), nn.Linear(24, 1))
     opt = torch.optim.SGD(ref.parameters(), lr=float(ctx.params["lr"]), momentum=0.9)
-    g = torch.Generator().manual_seed(ctx.seed + 1)
+    g = torch.Generator().manual_seed(ctx.probe_seed + 1)
     error = 0.0
     for got in probe:
         bx, by = torch.randn(96, 12, generator=g), torch.randn(96, generator=g)

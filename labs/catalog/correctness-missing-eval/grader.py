@@ -1,8 +1,10 @@
 """Grades the predict path: the same customers must get the same score however they are batched.
 
-The grading entry scored 600 hidden customers through the candidate's ``load_model``/``predict``
-in several batchings. The grader compares those scores with each other and with its own
-eval-mode inference on the saved weights, and measures accuracy on the hidden labels.
+The grading entry scored 600 probe customers (from ``ctx.probe_seed``) through the candidate's
+``load_model``/``predict`` in several batchings. The grader compares those scores with each other
+and with its own eval-mode inference on the saved weights. With predict equal to that inference,
+the model's accuracy is measured by the grader alone, on customers from the held-out seed
+(``ctx.seed``), which no file of the run carries.
 """
 
 import torch
@@ -32,7 +34,7 @@ def evaluate(ctx):
     if not isinstance(views, dict) or "one_batch" not in views:
         detail = f": {errors[0]}" if errors else ""
         raise CandidateOutputError(f"predict could not score the hidden customers{detail}")
-    g = torch.Generator().manual_seed(ctx.seed)
+    g = torch.Generator().manual_seed(ctx.probe_seed)
     x = torch.randn(600, FEATURES, generator=g)
     sizes = {"one_batch": 600, "shuffled": 600, "batches_of_5": 600, "one_at_a_time": 40, "again": 600}
     for name, size in sizes.items():
@@ -55,10 +57,13 @@ def evaluate(ctx):
     spread = max((views[n].double() - base[: sizes[n]]).abs().max().item() for n in scored)
     ref_err = (base - ref.double()).abs().max().item()
 
+    heldout = torch.randn(4096, FEATURES, generator=torch.Generator().manual_seed(ctx.seed))
+    with torch.no_grad():
+        heldout_scores = torch.softmax(model(heldout), dim=1)[:, 1]
     w = torch.randn(FEATURES, generator=torch.Generator().manual_seed(int(ctx.params["data_seed"])))
-    score = x @ w / FEATURES**0.5 + 0.8 * torch.sin(2.0 * x[:, 0]) * x[:, 1]
+    score = heldout @ w / FEATURES**0.5 + 0.8 * torch.sin(2.0 * heldout[:, 0]) * heldout[:, 1]
     labels = (score > 0).long()
-    acc = ((base > 0.5).long() == labels).float().mean().item()
+    acc = ((heldout_scores > 0.5).long() == labels).float().mean().item()
     nan_guard = lambda v: v if v == v else 1e9  # noqa: E731
     return {
         "batch_spread": nan_guard(spread),

@@ -1,9 +1,10 @@
 """Two outcomes, both measured here in fp32:
 
-1. The candidate's attention, run in fp16 by the grading probe on hidden left-padded batches
+1. The candidate's attention, run in fp16 by the grading probe on left-padded batches from the probe seed
    (one of them entirely padding): every output finite, rows that can see at least one key equal
    to an fp32 reference, rows that see none bounded by the values, gradients finite.
-2. The trained classifier (weights only) on fresh sessions: finite weights, held-out accuracy.
+2. The trained classifier (weights only) on fresh sessions from the held-out seed: finite weights,
+   held-out accuracy.
 """
 
 import math
@@ -86,7 +87,7 @@ def probe_metrics(ctx):
     from labs.grader_api import CandidateOutputError
 
     probe = ctx.load("probe.pt")
-    q, k, v, mask = probe_inputs(ctx.seed)
+    q, k, v, mask = probe_inputs(ctx.probe_seed)  # what the grading probe fed the candidate's attention
     out = probe.get("out") if isinstance(probe, dict) else None
     if not torch.is_tensor(out) or out.shape != q.shape:
         raise CandidateOutputError("probe.pt has no attention output of the probe's shape (did masked_attention change?)")
@@ -123,7 +124,7 @@ def model_metrics(ctx):
     except Exception as exc:
         raise CandidateOutputError(f"model.pt does not fit the lab's EventClassifier: {str(exc).splitlines()[0]}") from None
     finite = all(bool(torch.isfinite(value).all()) for value in state.values())
-    tokens, mask, labels = fresh_sessions(2048, ctx.seed + 1, int(ctx.params["min_len"]))
+    tokens, mask, labels = fresh_sessions(2048, ctx.seed, int(ctx.params["min_len"]))  # held out
     with torch.no_grad():
         accuracy = (net(tokens, mask).argmax(-1) == labels).float().mean().item() if finite else 0.0
     return {"weights_finite": 1.0 if finite else 0.0, "heldout_accuracy": accuracy}

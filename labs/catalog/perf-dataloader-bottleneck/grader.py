@@ -1,11 +1,12 @@
 """Grades the data-loading fix on what the run left behind, with data the candidate never saw.
 
 At grading, the storage client (dataset.py) is replaced by the authoritative copy, whose
-store is seeded with the hidden seed. So:
+store is seeded with the probe seed (``ctx.probe_seed``), not the seed of the candidate's own runs. So:
 - the access log it wrote shows whether every record of the shard was really fetched (at least
   once: keeping fetched records in memory for later epochs is a legitimate speed-up);
-- the saved head must tag fresh records from that hidden store correctly, which it can only
-  learn by reading the store through the client.
+- the saved head must tag fresh records of that store correctly, on features drawn from the
+  held-out seed (``ctx.seed``), which no file of the run carries; it learns the tagging only by
+  reading the store through the client.
 """
 
 import struct
@@ -35,9 +36,9 @@ def evaluate(ctx):
     except Exception as exc:
         raise CandidateOutputError(f"model.pt does not fit the tagging head: {str(exc).splitlines()[0]}") from None
 
-    g = torch.Generator().manual_seed(ctx.seed)
+    g = torch.Generator().manual_seed(ctx.probe_seed)
     label_weights = torch.randn(FEATURES, CLASSES, generator=g)
-    probe = torch.Generator().manual_seed(ctx.seed + 7919)
+    probe = torch.Generator().manual_seed(ctx.seed)
     x = torch.randn(4096, FEATURES, generator=probe)
     y = (x @ label_weights).argmax(1)
     with torch.no_grad():

@@ -13,7 +13,7 @@ from torch import nn
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.environ.get("FAULTLINE_OUTPUT_DIR", ".")
-SEED = {{ grader_seed }}
+SEED = {{ probe_seed }}
 
 runpy.run_path(os.path.join(HERE, "train.py"), run_name="__main__")
 

@@ -1,4 +1,4 @@
-"""Grading entry: runs the candidate's job, then scores hidden customers through its predict path.
+"""Grading entry: runs the candidate's job, then scores probe customers through its predict path.
 
 The same hidden customers are scored as one batch, in a shuffled order, in batches of five,
 one at a time, and once more at the end. The grader compares all of them with each other and
@@ -12,7 +12,7 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.environ.get("FAULTLINE_OUTPUT_DIR", ".")
-SEED = {{ grader_seed }}
+SEED = {{ probe_seed }}
 
 runpy.run_path(os.path.join(HERE, "train.py"), run_name="__main__")
 

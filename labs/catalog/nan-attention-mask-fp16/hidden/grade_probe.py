@@ -9,7 +9,7 @@ runpy.run_path(os.path.join(os.path.dirname(os.path.abspath(__file__)), "train.p
 
 from attention import masked_attention  # noqa: E402  (the candidate's module, after training)
 
-PROBE_SEED = {{ grader_seed }}
+PROBE_SEED = {{ probe_seed }}
 
 
 def probe_inputs(seed):

@@ -11,7 +11,7 @@ import torch
 
 CHANNELS = 10
 COLUMNS = [f"sensor_{i}" for i in range(CHANNELS)] + ["power_kw"]
-EXPORT_ID = {{ grader_seed }}  # which night's export this is
+EXPORT_ID = {{ probe_seed }}  # which night's export this is
 PLANT = {{ data_seed }}  # the plant the readings come from
 
 

@@ -14,7 +14,7 @@ import time
 import torch
 from torch.utils.data import Dataset
 
-STORE_SEED = {{ grader_seed }}
+STORE_SEED = {{ probe_seed }}
 READ_LATENCY_S = 0.002
 FEATURES = 32
 CLASSES = 4

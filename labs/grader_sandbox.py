@@ -1,0 +1,247 @@
+"""Run a lab's grader in its own hardened container.
+
+The grader loads files the candidate's program wrote, so it gets the same lock-down as a
+lab run (``sandbox.backends.containerspec.container_config``: no network, read-only root,
+all capabilities dropped, no-new-privileges, uid 10001, pids/memory/CPU limits, tmpfs
+scratch) from the lab image, with two read-only mounts and nothing else from the host:
+
+- ``/opt/grader``: a copy of ``labs/grader_api.py`` and ``labs/grader_main.py``, the only
+  project code the grader may import;
+- ``/grade``: ``request.json`` (the lab's grader source, parameters, seeds) and
+  ``artifacts/`` (the run's output files).
+
+The time limit is enforced from outside: the worker kills the container. Where no Docker
+engine answers (a development machine on the process backend) the grader runs as a plain
+subprocess instead, with a warning in the log: that machine isolates nothing anyway. A run
+that was itself sandboxed in Docker is never graded outside a container.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.conf import settings
+
+from faultline.errortext import first_line
+from sandbox.backends.base import ExecutionLimits, safe_relative_path
+from sandbox.backends.containerspec import container_config
+from sandbox.images.tags import image_tag
+
+log = logging.getLogger(__name__)
+
+GRADER_TIMEOUT_SECONDS = 120
+GRADER_MIN_MEMORY_BYTES = 2 * 1024**3
+PACKAGE_FILES = ("grader_api.py", "grader_main.py")
+PACKAGE_MOUNT = "/opt/grader"
+INPUT_MOUNT = "/grade"
+GRADER_LABEL = "faultline.grader"
+
+
+class GraderFault(RuntimeError):
+    """The lab's grader crashed, timed out or could not start: the platform's fault."""
+
+
+@dataclass
+class GraderJob:
+    source: str
+    filename: str
+    params: dict
+    seed: int
+    probe_seed: int
+    ranks: int
+    artifacts: dict[str, bytes] = field(default_factory=dict)
+    memory_bytes: int = GRADER_MIN_MEMORY_BYTES
+    cpus: float = 1.0
+    timeout_seconds: float = GRADER_TIMEOUT_SECONDS
+
+
+@dataclass
+class GraderAnswer:
+    metrics: dict[str, float]
+    candidate_error: str = ""  # why the run's output could not be measured, for the candidate
+
+
+def grader_image() -> str:
+    """The lab image the grader runs in (the CPU build: graders never need a GPU)."""
+    return image_tag("cpu")
+
+
+def grader_limits(job: GraderJob) -> ExecutionLimits:
+    return ExecutionLimits(
+        timeout_seconds=job.timeout_seconds, memory_bytes=job.memory_bytes, cpus=job.cpus, pids=128,
+        work_bytes=256 * 1024**2, tmp_bytes=64 * 1024**2, file_size_bytes=256 * 1024**2, open_files=512,
+    )  # fmt: skip
+
+
+def run_grader(job: GraderJob, labels: dict[str, str], *, require_container: bool) -> GraderAnswer:
+    """``require_container``: the run was sandboxed, so its grader must be too (no subprocess fallback)."""
+    engine, unavailable = grader_engine()
+    if engine is None and require_container:
+        raise GraderFault(f"{unavailable}, and the grader of a sandboxed run must run in a container")
+    base = Path(settings.VAR_DIR) / "grading"
+    base.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="grade-", dir=base))
+    try:
+        package, inputs = work / "package", work / "input"
+        write_package(package)
+        if engine is not None:
+            write_inputs(inputs, job, f"{INPUT_MOUNT}/artifacts")
+            return _in_container(engine, job, package, inputs, labels)
+        log.warning(
+            "%s: the grader of %s runs as a plain subprocess on this machine, NOT sandboxed "
+            "(acceptable only where lab runs are not isolated either)",
+            unavailable, job.filename,
+        )  # fmt: skip
+        write_inputs(inputs, job, str(inputs / "artifacts"))
+        return _in_subprocess(job, package, inputs, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+        if engine is not None:
+            engine.close()
+
+
+def write_package(folder: Path) -> None:
+    """The grader's whole view of the project: the two files of the ``labs`` package it imports."""
+    target = folder / "labs"
+    target.mkdir(parents=True)
+    here = Path(__file__).resolve().parent
+    for name in PACKAGE_FILES:
+        shutil.copyfile(here / name, target / name)
+    _readable(folder)
+
+
+def write_inputs(folder: Path, job: GraderJob, artifacts_path: str) -> None:
+    """``artifacts_path``: where the grader will see ``folder/artifacts``."""
+    artifacts = folder / "artifacts"
+    artifacts.mkdir(parents=True)
+    for name, content in job.artifacts.items():
+        relative = safe_relative_path(name)
+        if relative is None:
+            continue  # the sandbox never stores such a name; never write outside the folder if one appears
+        target = artifacts / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(bytes(content))
+    request = {
+        "source": job.source, "filename": job.filename, "params": job.params, "seed": job.seed,
+        "probe_seed": job.probe_seed, "ranks": job.ranks,
+        "artifacts": artifacts_path,
+    }  # fmt: skip
+    (folder / "request.json").write_text(json.dumps(request), encoding="utf-8")
+    _readable(folder)
+
+
+def _readable(folder: Path) -> None:
+    """The container's user (10001) reads the mounts; nothing in them is writable by it."""
+    folder.chmod(0o755)
+    for root, dirs, files in os.walk(folder):
+        for name in dirs:
+            os.chmod(os.path.join(root, name), 0o755)
+        for name in files:
+            os.chmod(os.path.join(root, name), 0o644)
+
+
+def grader_engine() -> tuple[object | None, str]:
+    """(a Docker client that has the lab image, "") or (None, why not)."""
+    try:
+        import docker
+        from docker.errors import ImageNotFound
+
+        client = docker.from_env(timeout=30)
+        client.ping()
+    except Exception:  # noqa: BLE001 - any transport failure means "no engine here"
+        return None, "no Docker engine answers"
+    image = grader_image()
+    try:
+        client.images.get(image)
+    except ImageNotFound:
+        return None, f"the lab image {image} is missing (run manage.py buildimages)"
+    except Exception as exc:  # noqa: BLE001
+        return None, f"the Docker engine could not be asked for {image}: {first_line(exc)}"
+    return client, ""
+
+
+def _in_container(client, job: GraderJob, package: Path, inputs: Path, labels: dict[str, str]) -> GraderAnswer:
+    from docker.errors import DockerException
+    from requests.exceptions import ConnectionError as RequestsConnectionError
+    from requests.exceptions import ReadTimeout
+
+    limits = grader_limits(job)
+    env = {
+        "PYTHONPATH": PACKAGE_MOUNT, "HOME": "/work", "LANG": "C.UTF-8", "OMP_NUM_THREADS": "1",
+        "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1",
+    }  # fmt: skip
+    command = ["python3", "-P", "-m", "labs.grader_main", f"{INPUT_MOUNT}/request.json"]
+    mounts = {package: PACKAGE_MOUNT, inputs: INPUT_MOUNT}
+    config = container_config(grader_image(), limits, command, env, {**labels, GRADER_LABEL: "1"}, mounts)
+    try:
+        container = client.containers.create(**config)
+    except DockerException as exc:
+        raise GraderFault(f"the grader's container could not be created: {first_line(exc)}") from exc
+    try:
+        container.start()
+        try:
+            status = container.wait(timeout=limits.timeout_seconds).get("StatusCode")
+            timed_out = False
+        except (ReadTimeout, RequestsConnectionError):
+            timed_out, status = True, None
+            container.kill()
+        stdout = container.logs(stdout=True, stderr=False).decode("utf-8", errors="replace")
+        stderr = container.logs(stdout=False, stderr=True).decode("utf-8", errors="replace")
+        container.reload()
+        oom = bool(container.attrs["State"].get("OOMKilled"))
+    except DockerException as exc:
+        raise GraderFault(f"the grader's container failed: {first_line(exc)}") from exc
+    finally:
+        try:
+            container.remove(force=True)
+        except Exception:  # noqa: BLE001 - the reaper removes what is left (it carries the run's labels)
+            log.warning("could not remove grader container %s", container.short_id)
+    if timed_out:
+        raise GraderFault(f"the grader of {job.filename} ran over {limits.timeout_seconds:g} s")
+    # Only the kernel's OOM killer sends SIGKILL here (a kill at the time limit is handled above).
+    if oom or status == 137:
+        mib = job.memory_bytes // 1024**2
+        return GraderAnswer(
+            {}, f"the grader ran out of its {mib} MiB of memory reading the run's output (is a saved file far "
+            "larger than the lab's model once loaded?)",
+        )  # fmt: skip
+    return parse_answer(job, status, stdout, stderr)
+
+
+def _in_subprocess(job: GraderJob, package: Path, inputs: Path, work: Path) -> GraderAnswer:
+    scratch = work / "scratch"
+    scratch.mkdir()
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(package), "OMP_NUM_THREADS": "1",
+        "HOME": str(scratch), "LANG": "C.UTF-8",
+    }  # fmt: skip
+    try:
+        done = subprocess.run(
+            [sys.executable, "-P", "-s", "-m", "labs.grader_main", str(inputs / "request.json")],
+            capture_output=True, text=True, timeout=job.timeout_seconds, cwd=scratch, env=env,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        raise GraderFault(f"the grader of {job.filename} ran over {job.timeout_seconds:g} s") from None
+    return parse_answer(job, done.returncode, done.stdout, done.stderr)
+
+
+def parse_answer(job: GraderJob, status: int | None, stdout: str, stderr: str) -> GraderAnswer:
+    lines = stdout.strip().splitlines()
+    if status != 0 or not lines:
+        tail = (stderr.strip().splitlines() or [f"exit status {status}, no output"])[-1]
+        raise GraderFault(f"the grader of {job.filename} crashed: {tail[:300]}")
+    try:
+        answer = json.loads(lines[-1])
+    except ValueError:
+        raise GraderFault(f"the grader of {job.filename} did not end with its JSON answer") from None
+    if "candidate_error" in answer:
+        return GraderAnswer({}, str(answer["candidate_error"]))
+    return GraderAnswer({str(k): float(v) for k, v in answer["metrics"].items()})
