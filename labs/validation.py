@@ -127,9 +127,7 @@ def _row(version: LabVersion, seed: int, variant: str, expected: str, lab_run: L
         row.outcome = f"error: {run.error_message or run.status}"
         return row
     # Re-scored with the distinguishing checks this validation found (the baselines were graded before).
-    checks = assign_roles(lab_run.checks, version.distinguishing)
-    passed, percent = fix_passed(checks), fix_percent(checks)
-    LabRun.objects.filter(pk=lab_run.pk).update(checks=checks, passed=passed, fix_percent=percent)
+    checks, passed, percent = rescore(lab_run, version.distinguishing)
     row.outcome = "pass" if passed else "fail"
     row.fix_percent = percent
     row.failed_checks = [c["name"] for c in checks if not c["passed"] and c["counts"] != DISPLAY]
@@ -144,6 +142,28 @@ def _row(version: LabVersion, seed: int, variant: str, expected: str, lab_run: L
         if not passed and percent:
             row.problem = f"this cover-up scores {percent} %: a cover-up must score 0 %"
     return row
+
+
+def rescore(lab_run: LabRun, distinguishing: list[str]) -> tuple[list[dict], bool, int]:
+    """Score a graded run again over ``distinguishing`` (learnt after it was graded) and store the result."""
+    checks = assign_roles(lab_run.checks, distinguishing)
+    passed, percent = fix_passed(checks), fix_percent(checks)
+    LabRun.objects.filter(pk=lab_run.pk).update(checks=checks, passed=passed, fix_percent=percent)
+    lab_run.checks, lab_run.passed, lab_run.fix_percent = checks, passed, percent
+    return checks, passed, percent
+
+
+def learn_from_baseline(version: LabVersion, seed: int) -> list[str] | None:
+    """For a version not yet validated: run its faulty program on ``seed`` and return the checks it fails
+    (None when that run was not graded). Also records its time as the speedup baseline when none is known."""
+    baseline = run_variant(version, seed, "baseline")
+    run = baseline.run
+    if run.status == Run.Status.ERROR or baseline.passed is None:
+        return None
+    if not version.baseline.get("duration") and run.duration_seconds and not run.timed_out:
+        version.baseline = {**version.baseline, "duration": round(run.duration_seconds, 3)}
+        LabVersion.objects.filter(pk=version.pk).update(baseline=version.baseline)
+    return distinguishing_checks(version.spec["checks"], [baseline])
 
 
 def record_validation(version: LabVersion, rows: list[ValidationRow]) -> None:

@@ -1,6 +1,6 @@
 """``manage.py gradefix <lab> --seed N --files DIR``: grade a fix exactly as a candidate's submitted fix is graded.
 
-A stable interface for reviewers who audit grading with their own cover-ups (docs/grading.md).
+A stable interface for reviewers who audit grading with their own cover-ups (docs/trust-boundary.md, "Auditing grading").
 Prints one JSON object on stdout; progress and logs go to stderr. Exit status: 0 when the fix
 was graded (pass or fail), 2 for a usage or input error (one line on stderr), 3 for a
 platform error (the JSON object then carries ``error``).
@@ -20,6 +20,7 @@ from django.test.utils import override_settings
 from labs.loader import latest_version
 from labs.models import Lab, LabRun, LabVersion
 from labs.services import LabRefused, clean_files, graded_run_options, hidden_files, program_for
+from labs.validation import learn_from_baseline, rescore
 from sandbox.models import Run
 from sandbox.runner import execute_run
 from sandbox.services import RunRejected, create_run
@@ -92,11 +93,20 @@ class Command(BaseCommand):
         except LabRefused as exc:
             raise input_error(str(exc)) from None
         files.update(hidden_files(spec, seed))
-        if version.distinguishing is None:
+        distinguishing = version.distinguishing
+        if distinguishing is None:
+            # A candidate only ever gets validated versions, where fix % counts the checks the faulty program
+            # fails. Learn them the same way on this seed, so the verdict is the one a candidate would get.
             self.stderr.write(
-                f"note: {spec['slug']} v{version.number} has not been validated: every check that is not "
-                "display-only counts as distinguishing"
+                f"note: {spec['slug']} v{version.number} has not been validated: running its faulty program on "
+                f"seed {seed} first, to learn which checks tell a fix from the fault"
             )
+            distinguishing = learn_from_baseline(version, seed)
+            if distinguishing is None:
+                raise CommandError(
+                    f"the faulty program of {spec['slug']} could not be graded on seed {seed} (platform fault)",
+                    returncode=3,
+                )
         try:
             with transaction.atomic():
                 run = create_run(owner=None, files=files, enqueue=False, **graded_run_options(spec))
@@ -108,6 +118,8 @@ class Command(BaseCommand):
         execute_run(run.pk, worker_name="gradefix")
         lab_run.refresh_from_db()
         lab_run.run.refresh_from_db()
+        if version.distinguishing is None and lab_run.passed is not None:
+            rescore(lab_run, distinguishing)
         self.stderr.write(f"run {run.pk} ended {lab_run.run.status} after {time.monotonic() - started:.1f} s")
         return lab_run
 
