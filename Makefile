@@ -67,12 +67,14 @@ system-test-deps:
 lint: $(DEV_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports --no-cache
 
 test: check-tools $(DEV_STAMP) $(NODE_STAMP) system-test-deps
 	@$(MANAGE) vendorstatic
 	@$(MANAGE) compiletranslations
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports --no-cache
 	$(BIN)/pytest
 	@if [ -n "$$FAULTLINE_TEST_DATABASE_URL" ] && [ -n "$$FAULTLINE_TEST_REDIS_URL" ]; then \
 		echo "== second pass: PostgreSQL + Redis broker + real Celery worker =="; \

@@ -7,7 +7,7 @@ import sys
 
 def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "faultline.settings")
-    from faultline.envparse import ConfigError
+    from core.envparse import ConfigError
 
     try:
         from django.core.management import execute_from_command_line

@@ -8,7 +8,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils.translation import gettext_lazy as _
 
-from faultline.roles import Role, role_group
+from core.roles import Role, role_group
 
 
 class SignupForm(UserCreationForm):

@@ -5,7 +5,7 @@ from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
-from faultline.roles import Role, user_roles
+from core.roles import Role, user_roles
 
 # (url name, label, roles that see it; empty = every signed-in user)
 NAV_ITEMS = (

@@ -14,7 +14,7 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from faultline.roles import Role, role_group
+from core.roles import Role, role_group
 
 DEMO_ACCOUNTS = (
     ("candidate", Role.CANDIDATE, False),

@@ -13,8 +13,8 @@ from pathlib import Path
 from django.conf import settings
 from django.db import connection
 
-from faultline.envparse import redact_url
-from faultline.errortext import first_line
+from core.envparse import redact_url
+from core.errortext import first_line
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ import os
 import secrets
 from pathlib import Path
 
-from faultline.envparse import (
+from core.envparse import (
     ConfigError,
     env_bool,
     env_choice,
@@ -194,7 +194,7 @@ LAB_RUNS_PER_HOUR = env_int("LAB_RUNS_PER_HOUR", 40, minimum=1, maximum=10_000)
 # GPUs this worker may hand to lab runs (one run per GPU); 0 = CPU-only worker.
 SANDBOX_GPUS = env_int("SANDBOX_GPUS", 0, minimum=0, maximum=64)
 # Warm, single-use lab containers (torch already imported) that each worker process keeps ready for
-# runs without / with a GPU; 0 disables. See sandbox/pool.py.
+# runs without / with a GPU; 0 disables. See sandbox/backends/warm_pool.py.
 SANDBOX_WARM_POOL_CPU = env_int("SANDBOX_WARM_POOL_CPU", 1, minimum=0, maximum=16)
 SANDBOX_WARM_POOL_GPU = env_int("SANDBOX_WARM_POOL_GPU", 0, minimum=0, maximum=16)
 

@@ -1,7 +1,7 @@
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from faultline.roles import Role, role_required
+from core.roles import Role, role_required
 
 
 @role_required(Role.INTERVIEWER)

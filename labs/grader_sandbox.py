@@ -30,7 +30,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from faultline.errortext import first_line
+from core.errortext import first_line
 from sandbox.backends.base import ExecutionLimits, safe_relative_path
 from sandbox.backends.containerspec import container_config
 from sandbox.images.tags import image_tag

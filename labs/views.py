@@ -9,7 +9,7 @@ from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from faultline.roles import Role, has_role
+from core.roles import Role, has_role
 from labs import services
 from labs.loader import latest_version
 from labs.models import Attempt, Lab, LabRun

@@ -11,7 +11,7 @@ from django.db.models import Count
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from faultline.roles import Role, has_role
+from core.roles import Role, has_role
 from questions.concepts import answer_coverage
 from questions.models import PracticeAnswer, Question, Reveal, Topic
 from questions.rendering import render_markdown

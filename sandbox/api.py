@@ -16,7 +16,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from faultline.roles import HasRole, Role
+from core.roles import HasRole, Role
 from sandbox import services
 from sandbox.models import Run, RunDiagnostic
 from sandbox.selection import choose_backend

@@ -21,7 +21,7 @@ from django.conf import settings
 from django.db import close_old_connections
 from django.utils import timezone
 
-from faultline.errortext import first_line
+from core.errortext import first_line
 from sandbox.backends import ExecutionLimits, ProgramSpec, SandboxError, open_sandbox
 from sandbox.gpuslots import claim_gpu
 from sandbox.harness.faultline_harness import protocol

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
-from faultline.errortext import first_line
+from core.errortext import first_line
 
 NOT_ISOLATED_LABEL = "not isolated — single-user use only"
 

@@ -16,7 +16,8 @@ def remember_worker(sender=None, **kwargs) -> None:
 
 @worker_ready.connect
 def start_reaper(sender=None, **kwargs) -> None:
-    from sandbox import pool, reaper
+    from sandbox import reaper
+    from sandbox.backends import warm_pool as pool
 
     # sender is the worker's consumer; its hostname is the node name runs are labelled with.
     reaper.start_periodic(worker_name=sender.hostname, worker_started=_worker["started"])
@@ -26,7 +27,7 @@ def start_reaper(sender=None, **kwargs) -> None:
 
 @worker_process_init.connect
 def start_child_pool(**kwargs) -> None:
-    from sandbox import pool
+    from sandbox.backends import warm_pool as pool
 
     if _worker["node"]:
         pool.start_pool(_worker["node"])
@@ -35,7 +36,7 @@ def start_child_pool(**kwargs) -> None:
 @worker_process_shutdown.connect
 @worker_shutdown.connect
 def stop_pool(**kwargs) -> None:
-    from sandbox import pool
+    from sandbox.backends import warm_pool as pool
 
     pool.stop_pool()
 

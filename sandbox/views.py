@@ -6,7 +6,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from faultline.roles import Role, role_required
+from core.roles import Role, role_required
 from sandbox import services
 from sandbox.forms import TryProgramForm
 from sandbox.models import Run

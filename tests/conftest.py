@@ -8,7 +8,7 @@ import socket
 import pytest
 from django.contrib.auth.models import User
 
-from faultline.roles import Role, role_group
+from core.roles import Role, role_group
 
 PASSWORD = "correct-horse-battery-staple-42"
 _real_connect = socket.socket.connect

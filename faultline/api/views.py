@@ -6,7 +6,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from faultline.roles import user_roles
+from core.roles import user_roles
 
 
 class MeView(APIView):

@@ -16,7 +16,7 @@ stops, so the launcher lingers after its ``end`` line: the worker copies
 /work/out out as a tar stream while the container is still alive, then kills it.
 
 A run either starts its own (cold) container, or takes a warm one from this
-worker process's pool (``sandbox/pool.py``): created with the same settings,
+worker process's pool (``sandbox/backends/warm_pool.py``): created with the same settings,
 already running the harness in zygote mode with torch imported, its program and
 control folders bind-mounted read-only and still empty. The run writes its files
 and then ``control/job.json``; the zygote starts the ranks. A warm container
@@ -35,7 +35,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from sandbox import pool
+from sandbox.backends import warm_pool as pool
 from sandbox.backends.base import (
     ExecutionResult,
     Sandbox,

@@ -31,7 +31,7 @@ import docker
 import requests
 from docker.errors import DockerException, ImageNotFound
 
-from faultline.errortext import first_line
+from core.errortext import first_line
 from sandbox.images.tags import (
     LAB_REPOSITORY,
     REPO_ROOT,

@@ -4,7 +4,7 @@ import pytest
 from django.core.management import call_command
 from playwright.sync_api import expect
 
-from faultline.roles import Role
+from core.roles import Role
 from tests.conftest import PASSWORD, make_user
 from tests.e2e.conftest import log_in
 

@@ -14,7 +14,7 @@ import pytest
 from django.core.management import call_command
 from playwright.sync_api import expect
 
-from faultline.roles import Role
+from core.roles import Role
 from labs.models import Attempt, Lab
 from labs.services import program_for
 from tests.conftest import PASSWORD, make_user

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from faultline.envparse import parse_database_url
+from core.envparse import parse_database_url
 from faultline.health import check_broker
 
 pytestmark = pytest.mark.services

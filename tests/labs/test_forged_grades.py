@@ -23,7 +23,7 @@ from tests.labs.helpers import EXAMPLE
 pytestmark = [pytest.mark.django_db, pytest.mark.docker]
 
 # Prepended to the unchanged faulty program: every program-side channel says "trained, finite, many steps".
-FORGER = '''\
+FORGER = """\
 import json, sys
 import torch
 from faultline_harness import report
@@ -37,10 +37,10 @@ for _i in range(500):
     print("@@fl " + json.dumps({"kind": "counter", "name": "optimizer_steps", "value": 10**9}), flush=True)
     print("@@fl " + json.dumps({"kind": "metric", "name": "heldout_r2", "value": 1.0}), flush=True)
     print("@@fl " + json.dumps({"kind": "metric", "name": "weights_changed", "value": 9.0}), flush=True)
-'''
+"""
 
 # Prints every file it can read under the places a lab run can see, and its environment.
-SNOOPER = '''\
+SNOOPER = """\
 import os
 print("ENV", dict(os.environ))
 for root in ("/work", "/tmp", "/opt/faultline", "/dev/shm", os.getcwd()):
@@ -53,7 +53,7 @@ for root in ("/work", "/tmp", "/opt/faultline", "/dev/shm", os.getcwd()):
             except OSError:
                 continue
             print("FILE", path, data.decode("utf-8", "replace").replace("\\n", " | ")[:20000])
-'''
+"""
 
 
 def latest() -> LabVersion:

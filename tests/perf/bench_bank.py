@@ -207,7 +207,7 @@ def measure(requests: int) -> dict[str, tuple[float, float]]:
     from django.contrib.auth.models import User
     from django.test import Client
 
-    from faultline.roles import Role, role_group
+    from core.roles import Role, role_group
     from questions.models import Topic
 
     user = User.objects.create_user("bench", password="bench-pass-1234")

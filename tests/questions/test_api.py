@@ -1,7 +1,7 @@
 import pytest
 from rest_framework.authtoken.models import Token
 
-from faultline.roles import Role
+from core.roles import Role
 from questions.models import PracticeAnswer, Reveal
 from tests.conftest import make_user
 

@@ -129,7 +129,7 @@ def test_self_score_and_progress(cand_client, candidate):
 
 
 def test_attempts_of_others_are_not_reachable(client, login, candidate, bank):
-    from faultline.roles import Role
+    from core.roles import Role
     from tests.conftest import make_user
 
     login(candidate).post(f"/questions/{SLUG}/answer/", {"text": GOOD_ANSWER})

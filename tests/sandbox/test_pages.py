@@ -39,7 +39,7 @@ def test_diagnostics_only_while_running(login, author):
 
 
 def test_other_authors_cannot_see_a_run(login, author):
-    from faultline.roles import Role
+    from core.roles import Role
     from tests.conftest import make_user
 
     run = Run.objects.create(owner=author, files={"main.py": "x"})

@@ -200,7 +200,7 @@ def test_runs_api_is_for_authors_and_validates(login, candidate, author):
 
 
 def test_runs_are_private_to_their_owner(login, author):
-    from faultline.roles import Role
+    from core.roles import Role
     from tests.conftest import make_user
 
     run = make_run(owner=author)

@@ -12,8 +12,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from sandbox import pool as warm_pool
 from sandbox import reaper, runner, services
+from sandbox.backends import warm_pool
 from sandbox.backends.base import ExecutionLimits, ProgramSpec
 from sandbox.harness.faultline_harness.protocol import READY_LINE as ZYGOTE_READY
 from sandbox.models import Run

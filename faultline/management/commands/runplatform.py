@@ -15,7 +15,7 @@ import time
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from faultline.envparse import redact_url
+from core.envparse import redact_url
 from sandbox.selection import choose_backend
 
 

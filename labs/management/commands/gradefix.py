@@ -1,6 +1,7 @@
 """``manage.py gradefix <lab> --seed N --files DIR``: grade a fix exactly as a candidate's submitted fix is graded.
 
-A stable interface for reviewers who audit grading with their own cover-ups (docs/trust-boundary.md, "Auditing grading").
+A stable interface for reviewers who audit grading with their own cover-ups
+(docs/trust-boundary.md, "Auditing grading").
 Prints one JSON object on stdout; progress and logs go to stderr. Exit status: 0 when the fix
 was graded (pass or fail), 2 for a usage or input error (one line on stderr), 3 for a
 platform error (the JSON object then carries ``error``).

@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from faultline.envparse import (
+from core.envparse import (
     ConfigError,
     env_bool,
     env_choice,

@@ -1,7 +1,7 @@
 import pytest
 from django.contrib.auth.models import Group
 
-from faultline.roles import Role
+from core.roles import Role
 
 PAGES = {"/questions/": (), "/labs/": (), "/interviews/": (Role.INTERVIEWER,), "/sandbox/": (Role.AUTHOR,)}
 
