@@ -168,6 +168,10 @@ def test_a_cover_up_fails_with_the_reason_shown(candidate_page, screenshot_dir):
     page.get_by_role("button", name="Submit fix").click()
     page.wait_for_url("**/fixes/*/", timeout=150_000)
     expect(page.locator("#verdict")).to_contain_text("Not fixed yet", timeout=60_000)
+    # A cover-up earns nothing, and the page says which checks count and what measured them.
+    expect(page.locator("#verdict")).to_contain_text("Fix score: 0%.")
+    expect(page.locator("#fix-rule")).to_be_visible()
+    expect(page.locator("#checks td.source").first).not_to_be_empty()
     failed = page.locator("#checks tr.fail")
     expect(failed.first).to_be_visible()
     assert "fail" in failed.first.inner_text()
