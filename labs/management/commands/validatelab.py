@@ -20,14 +20,21 @@ class Command(BaseCommand):
         parser.add_argument("--seeds", type=int, default=3, help="how many seeds (0, 1, …, N-1); default 3")
         parser.add_argument("--backend", choices=("docker", "process"), help="override SANDBOX_BACKEND")
         parser.add_argument(
+            "--shard",
+            metavar="K/N",
+            help="only every N-th lab (by slug) starting at the K-th, so N processes with their own databases can "
+            "validate the catalog side by side",
+        )
+        parser.add_argument(
             "--unvalidated", action="store_true", help="only labs whose newest version is not validated yet"
         )
 
-    def handle(self, *args, slugs, all: bool, seeds: int, backend: str | None, unvalidated: bool, **options):
+    def handle(self, *args, slugs, all: bool, seeds: int, backend: str | None, unvalidated: bool, shard, **options):
         if not slugs and not all:
             raise CommandError("name one or more labs, or pass --all")
         if seeds < 1:
             raise CommandError("--seeds must be at least 1")
+        index, count = parse_shard(shard) if shard else (0, 1)
         labs = Lab.objects.filter(retired=False)
         if slugs:
             missing = sorted(set(slugs) - set(labs.filter(slug__in=slugs).values_list("slug", flat=True)))
@@ -40,7 +47,7 @@ class Command(BaseCommand):
             f"{'lab':34} {'v':>3} {'seed':>4} {'variant':28} {'expect':6} {'got':6} {'s':>6}  failed checks"
         )
         with override_settings(**overrides):
-            for lab in labs.order_by("slug"):
+            for lab in list(labs.order_by("slug"))[index::count]:
                 version = latest_version(lab)
                 if version is None or (unvalidated and version.validated_at):
                     continue
@@ -60,3 +67,14 @@ class Command(BaseCommand):
             f"{row.lab:34} {row.version:>3} {row.seed:>4} {row.variant:28} {row.expected:6} {row.outcome[:6]:6} "
             f"{row.seconds:>6.1f}  {', '.join(row.failed_checks) or '-'}{mark}"
         )
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """ "K/N" (1 ≤ K ≤ N) → (K - 1, N)."""
+    try:
+        k, n = (int(part) for part in text.split("/"))
+    except ValueError:
+        raise CommandError(f"--shard must look like 1/2, got {text!r}") from None
+    if not 1 <= k <= n:
+        raise CommandError(f"--shard {text}: K must be between 1 and N")
+    return k - 1, n
