@@ -37,6 +37,8 @@ import time
 import uuid
 from pathlib import Path
 
+from scratch import setup_django
+
 REPO = Path(__file__).resolve().parents[2]
 PROGRAM = (
     "import time\nimport torch\nfrom faultline_harness import report\n"
@@ -58,23 +60,7 @@ def main() -> int:
 
     with tempfile.TemporaryDirectory(prefix="faultline-bench-sandbox-") as var_dir:
         database = scratch_postgres(args.database) if args.database else f"sqlite:///{var_dir}/bench.sqlite3"
-        os.environ.update(
-            DATABASE_URL=database,
-            FAULTLINE_VAR_DIR=var_dir,
-            CELERY_BROKER_URL=args.broker,
-            SANDBOX_BACKEND="docker",
-            DEBUG="false",
-            SECRET_KEY="bench-only-" + "x" * 40,
-            ALLOWED_HOSTS="localhost",
-            LOG_LEVEL="warning",
-            DJANGO_SETTINGS_MODULE="faultline.settings",
-        )
-        os.environ.pop("PYTEST_VERSION", None)
-        sys.path.insert(0, str(REPO))
-        subprocess.run([sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=REPO, check=True)
-        import django
-
-        django.setup()
+        setup_django(var_dir, database, CELERY_BROKER_URL=args.broker, SANDBOX_BACKEND="docker")
         check_image()
         results = {}
         for mode, pool_size in (("cold", 0), ("warm", args.pool_size)):

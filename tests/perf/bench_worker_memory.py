@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from scratch import setup_django
 
 REPO = Path(__file__).resolve().parents[2]
 PROGRAM = """\
@@ -72,23 +73,8 @@ def main() -> int:
 
 def child(args) -> int:
     with tempfile.TemporaryDirectory(prefix="faultline-bench-memory-") as var_dir:
-        os.environ.update(
-            DATABASE_URL=f"sqlite:///{var_dir}/bench.sqlite3",
-            FAULTLINE_VAR_DIR=var_dir,
-            SANDBOX_BACKEND=args.backend,
-            SANDBOX_WARM_POOL_CPU="0",
-            DEBUG="false",
-            SECRET_KEY="bench-only-" + "x" * 40,
-            ALLOWED_HOSTS="localhost",
-            LOG_LEVEL="warning",
-            DJANGO_SETTINGS_MODULE="faultline.settings",
-        )
-        os.environ.pop("PYTEST_VERSION", None)
-        sys.path.insert(0, str(REPO))
-        subprocess.run([sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=REPO, check=True)
-        import django
-
-        django.setup()
+        database = f"sqlite:///{var_dir}/bench.sqlite3"
+        setup_django(var_dir, database, SANDBOX_BACKEND=args.backend, SANDBOX_WARM_POOL_CPU="0")
         from sandbox import memtrim, runner, services
         from sandbox.models import Run
 
