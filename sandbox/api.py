@@ -104,7 +104,7 @@ class RunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         try:
             run = services.create_run(owner=request.user, **payload.validated_data)
         except services.RunRejected as exc:
-            raise ValidationError({"detail": [str(exc)]}) from exc
+            raise ValidationError({exc.field: [str(exc)]}) from exc
         return Response(RunSerializer(run).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.db import transaction
 
+from sandbox.filenames import clean_name, name_problem
 from sandbox.models import Run, RunDiagnostic
 
 MAX_FILES = 20
@@ -12,12 +13,15 @@ MAX_TOTAL_BYTES = 1024 * 1024
 
 
 class RunRejected(ValueError):
-    """Bad input for a run; the message says what and where."""
+    """Bad input for a run; the message says what and where, starting with the field ("files: …")."""
+
+    @property
+    def field(self) -> str:
+        head = str(self).split(":", 1)[0].split("[", 1)[0]
+        return head if head in ("files", "entry", "ranks") else "detail"
 
 
 def validate_files(files: dict) -> dict[str, str]:
-    from sandbox.backends.base import safe_relative_path
-
     if not isinstance(files, dict) or not files:
         raise RunRejected("files: send at least one file as {path: text}")
     if len(files) > MAX_FILES:
@@ -25,15 +29,16 @@ def validate_files(files: dict) -> dict[str, str]:
     total = 0
     clean = {}
     for name, text in files.items():
-        if not isinstance(name, str) or safe_relative_path(name) is None or len(name) > 200:
-            raise RunRejected(f"files: {name!r} is not a relative path inside the program folder")
+        problem = name_problem(name)
+        if problem:
+            raise RunRejected(f"files: {name!r}: {problem}")
         if not isinstance(text, str) or "\x00" in text:
             raise RunRejected(f"files[{name}]: must be text")
         size = len(text.encode("utf-8"))
         if size > MAX_FILE_BYTES:
             raise RunRejected(f"files[{name}]: {size} bytes is over the {MAX_FILE_BYTES}-byte limit")
         total += size
-        clean[safe_relative_path(name)] = text
+        clean[clean_name(name)] = text
     if total > MAX_TOTAL_BYTES:
         raise RunRejected(f"files: {total} bytes in all is over the {MAX_TOTAL_BYTES}-byte limit")
     return clean

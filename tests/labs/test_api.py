@@ -59,7 +59,13 @@ def test_other_users_cannot_see_an_attempt(attempt_url, login, interviewer):
 @pytest.mark.parametrize(
     ("files", "message"),
     [
-        ({"../escape.py": "x"}, "not a relative path"),
+        ({"../escape.py": "x"}, "'../escape.py': a file name must stay inside the program folder"),
+        ({"train.py": "x", "a\x00.py": "x"}, "'a\\x00.py': control characters"),
+        ({"train.py": "x", "two\nlines.py": "x"}, "'two\\nlines.py': control characters"),
+        ({"train.py": "x", "sub\\x.py": "x"}, "a backslash is not allowed"),
+        ({"train.py": "x", "/abs.py": "x"}, "'/abs.py': a file name must be relative"),
+        ({"train.py": "x", "a/./b.py": "x"}, "'.' parts"),
+        ({"train.py": "x", "n" * 201 + ".py": "x"}, "at most 200 characters, this one has 204"),
         ({"train.py": "x", "data.bin": "x"}, "only text files"),
         ({"model.py": "x"}, "entry point train.py cannot be removed"),
         ({"train.py": "a\x00b"}, "Null characters are not allowed"),
@@ -69,7 +75,16 @@ def test_bad_files_are_refused_with_the_reason(attempt_url, files, message):
     client, url = attempt_url
     response = client.put(url + "files/", {"files": files}, content_type="application/json")
     assert response.status_code == 400
-    assert message in str(response.json())
+    assert any(message in text for text in texts(response.json())), response.json()
+
+
+def texts(value) -> list[str]:
+    """Every string inside a JSON answer, as the page would show it."""
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in texts(v)]
+    if isinstance(value, list):
+        return [t for v in value for t in texts(v)]
+    return [value] if isinstance(value, str) else []
 
 
 def test_save_and_reset_files(attempt_url):

@@ -194,3 +194,14 @@ def test_every_printed_byte_is_counted_and_the_cap_is_marked(settings, monkeypat
     assert run.log_truncated
     assert log_of(run).endswith(runner.TRUNCATION_MARKER)
     assert launcher_events(run, "end"), "the end line was lost"
+
+
+@pytest.mark.parametrize("name", ["a\x00.py", "line\nbreak.py", "back\\slash.py", "../up.py", "/abs.py", "x" * 201])
+def test_hostile_file_names_are_refused_at_the_api_before_any_sandbox(login, author, name):
+    response = login(author).post(
+        "/api/sandbox/runs/", {"files": {"main.py": "print(1)", name: "x = 1"}}, content_type="application/json"
+    )
+    assert response.status_code == 400, response.content
+    message = response.json()["error"]["fields"]["files"][0]
+    assert repr(name)[:40] in message  # the offending name, escaped so it can be read
+    assert not Run.objects.exists()
