@@ -16,11 +16,13 @@ import math
 import operator
 from dataclasses import asdict, dataclass, field
 
+from django.utils.translation import gettext_noop
+
 from sandbox.judging import RunResult
 
 OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "==": operator.eq}
 MIB = 1024 * 1024
-REPORTED_BY_PROGRAM = "reported by the program"
+REPORTED_BY_PROGRAM = gettext_noop("reported by the program")
 
 
 @dataclass
@@ -102,7 +104,7 @@ class CheckType:
 
 class FinishedInTime(CheckType):
     optional = {"max_seconds": "number"}
-    source = "wall time and deadline kept by the worker"
+    source = gettext_noop("wall time and deadline kept by the worker")
 
     def evaluate(self, name, type_name, options, outcome):
         result = outcome.result
@@ -114,7 +116,7 @@ class FinishedInTime(CheckType):
 
 
 class RanksExitZero(CheckType):
-    source = "exit status of each rank from the launcher, OOM kills from the container runtime"
+    source = gettext_noop("exit status of each rank from the launcher, OOM kills from the container runtime")
 
     def evaluate(self, name, type_name, options, outcome):
         result = outcome.result
@@ -130,7 +132,7 @@ class Metric(CheckType):
     """A value the lab's grader measured in its own container (held-out loss, accuracy, max error…)."""
 
     required = {"metric": "string", "op": "op", "value": "number"}
-    source = "the lab's grader, in its own container, on the saved output and held-out data"
+    source = gettext_noop("the lab's grader, in its own container, on the saved output and held-out data")
 
     def evaluate(self, name, type_name, options, outcome):
         metric, op, target = options["metric"], options["op"], float(options["value"])
@@ -144,29 +146,47 @@ class Metric(CheckType):
 
 
 class MemorySlope(CheckType):
-    """Growth of the memory sampled outside the ranks after warm-up (least-squares fit)."""
+    """Growth of the memory sampled outside the ranks after warm-up.
+
+    Two rates, and the larger one is judged. The least-squares slope catches steady growth. The *peak rate*,
+    (highest sample − level at warm-up) ÷ (time from warm-up to the last sample), catches memory that grew and
+    was released before the end: a cache cleared just before exit fits a flat or negative line, but its peak
+    still stands. Dividing by the whole window, not by the time to the peak, keeps an early spike of a
+    healthy program from reading as a fast leak."""
 
     required = {"max_mib_per_s": "number"}
     optional = {"warmup_s": "number", "min_samples": "number"}
-    source = "memory sampled outside the ranks"
+    source = gettext_noop("memory sampled outside the ranks")
 
     def evaluate(self, name, type_name, options, outcome):
         limit = float(options["max_mib_per_s"])
         warmup = float(options.get("warmup_s", 3))
         need = int(options.get("min_samples", 6))
         memory = outcome.result.memory
+        threshold = f"≤ {_fmt(limit)} MiB/s after {_fmt(warmup)} s"
         if not memory:
-            return CheckResult(name, type_name, False, "no samples", f"≤ {_fmt(limit)} MiB/s")
+            return CheckResult(name, type_name, False, "no samples", threshold)
         start = memory[0][0] + warmup
         points = [(t, b / MIB) for t, b in memory if t >= start]
-        threshold = f"≤ {_fmt(limit)} MiB/s after {_fmt(warmup)} s"
         if len(points) < need:
             return CheckResult(
                 name, type_name, False, f"{len(points)} samples", threshold,
                 f"the program must run at least {need} samples past warm-up to measure its memory",
             )  # fmt: skip
         slope = least_squares_slope(points)
-        return CheckResult(name, type_name, slope <= limit, f"{_fmt(slope)} MiB/s", threshold)
+        peak = peak_rate(points)
+        rate = max(slope, peak)
+        detail = f"fitted slope {_fmt(slope)} MiB/s, peak rate {_fmt(peak)} MiB/s over {len(points)} samples"
+        return CheckResult(name, type_name, rate <= limit, f"{_fmt(rate)} MiB/s", threshold, detail)
+
+
+def peak_rate(points: list[tuple[float, float]]) -> float:
+    """(highest value − level at the start) ÷ the whole window; the level is the median of the first 3 samples."""
+    first = sorted(v for _, v in points[:3])[len(points[:3]) // 2]
+    window = points[-1][0] - points[0][0]
+    if window <= 0:
+        return 0.0
+    return max(0.0, (max(v for _, v in points) - first) / window)
 
 
 def least_squares_slope(points: list[tuple[float, float]]) -> float:
@@ -184,7 +204,7 @@ class Speedup(CheckType):
 
     required = {"min_ratio": "number"}
     optional = {"baseline_seconds": "number"}
-    source = "wall time kept outside the program, against the faulty program's measured at validation"
+    source = gettext_noop("wall time kept outside the program, against the faulty program's measured at validation")
 
     def evaluate(self, name, type_name, options, outcome):
         result = outcome.result

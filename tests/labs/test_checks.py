@@ -118,3 +118,19 @@ def test_gate_is_carried_only_by_checks_that_count():
     ]
     held, steps = run_checks(checks, outcome())
     assert held.gate and not steps.gate
+
+
+def test_memory_freed_just_before_exit_still_reads_as_the_leak_it_was():
+    # 22 MiB/s for 18 s, then everything released in the last samples: a fitted line alone comes out low.
+    grow = [(t * 0.5, 500e6 + t * 0.5 * 22 * 2**20) for t in range(36)]
+    freed = grow + [(18.5, 500e6), (19.0, 500e6), (19.5, 500e6), (20.0, 500e6), (20.5, 500e6)]
+    result = check("memory_slope", outcome(memory=freed), max_mib_per_s=2, warmup_s=0)
+    assert not result.passed and "peak rate" in result.detail
+    assert float(result.measured.split()[0]) > 15
+
+
+def test_an_early_spike_of_a_flat_program_is_not_a_leak():
+    flat = [(t * 0.5, 500e6) for t in range(40)]
+    spiky = [(t, v + (40 * 2**20 if t == 1.0 else 0)) for t, v in flat]  # one 40 MiB blip, then flat for 18 s
+    result = check("memory_slope", outcome(memory=spiky), max_mib_per_s=3, warmup_s=0)
+    assert result.passed, result
