@@ -191,6 +191,10 @@ SANDBOX_BACKEND = env_choice("SANDBOX_BACKEND", "auto", ("auto", "docker", "proc
 LAB_CATALOG_DIR = Path(env_str("LAB_CATALOG_DIR", str(BASE_DIR / "labs" / "catalog")))
 # Lab runs a candidate may start per hour (runs the platform failed are not counted).
 LAB_RUNS_PER_HOUR = env_int("LAB_RUNS_PER_HOUR", 40, minimum=1, maximum=10_000)
+# Runs one user may have starting or running at once; more wait in the queue behind other users' runs.
+SANDBOX_MAX_ACTIVE_PER_USER = env_int("SANDBOX_MAX_ACTIVE_PER_USER", 1, minimum=1, maximum=64)
+# Runs one user may have waiting in the queue (beyond those running); one more is refused with the reason.
+SANDBOX_MAX_QUEUED_PER_USER = env_int("SANDBOX_MAX_QUEUED_PER_USER", 1, minimum=1, maximum=64)
 # GPUs this worker may hand to lab runs (one run per GPU); 0 = CPU-only worker.
 SANDBOX_GPUS = env_int("SANDBOX_GPUS", 0, minimum=0, maximum=64)
 # Warm, single-use lab containers (torch already imported) that each worker process keeps ready for

@@ -7,6 +7,7 @@ import difflib
 from labs.models import Attempt, Lab, LabRun
 from labs.scoring import FORMULA
 from labs.services import current_score, original_files
+from sandbox.dispatch import queue_position
 from sandbox.models import Run
 
 
@@ -25,13 +26,6 @@ def lab_payload(lab: Lab, language: str | None) -> dict:
         "ranks": spec["resources"]["ranks"],
         "gpu": spec["resources"]["gpu"],
     }
-
-
-def queue_position(run: Run) -> int | None:
-    """Runs ahead of this one in its queue (0: next to start); None once it has started."""
-    if run.status != Run.Status.QUEUED:
-        return None
-    return Run.objects.filter(queue=run.queue, status=Run.Status.QUEUED, created_at__lt=run.created_at).count()
 
 
 def lab_run_payload(lab_run: LabRun, language: str | None, full: bool = True) -> dict:

@@ -36,7 +36,15 @@ class Run(models.Model):
         OPTIONAL = "optional"
         REQUIRED = "required"
 
+    class Priority(models.IntegerChoices):
+        # Lower starts first (sandbox.dispatch): a live interview never waits behind practice, and lab
+        # validation, which nobody watches, waits behind both.
+        INTERVIEW = 0
+        PRACTICE = 1
+        VALIDATION = 2
+
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="runs")
+    priority = models.PositiveSmallIntegerField(choices=Priority.choices, default=Priority.PRACTICE)
     purpose = models.CharField(max_length=20, default="run", help_text="run, grade or validate")
     queue = models.CharField(max_length=8, choices=Queue.choices, default=Queue.CPU)
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED, db_index=True)
@@ -74,7 +82,7 @@ class Run(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
-        indexes = [models.Index(fields=["owner", "status"])]
+        indexes = [models.Index(fields=["owner", "status"]), models.Index(fields=["queue", "status", "priority"])]
 
     def __str__(self) -> str:
         return f"run {self.pk} ({self.status})"

@@ -21,6 +21,7 @@ from datetime import timedelta
 from django.db import close_old_connections
 from django.utils import timezone
 
+from sandbox import dispatch
 from sandbox.instance import instance_filter
 from sandbox.models import Run
 
@@ -65,6 +66,11 @@ def reap(
         )
         if orphaned or now > limit:
             _mark_lost(run.pk, [run.status], report)
+    if report.runs_failed:
+        # A lost run held a slot of its owner's share: runs of theirs waiting behind it may start now.
+        for queue in set(Run.objects.filter(pk__in=report.runs_failed).values_list("queue", flat=True)):
+            if dispatch.has_waiting(queue):
+                dispatch.wake(queue)
     return report
 
 

@@ -22,6 +22,7 @@ from django.db import close_old_connections
 from django.utils import timezone
 
 from core.errortext import first_line
+from sandbox import dispatch
 from sandbox.backends import ExecutionLimits, ProgramSpec, SandboxError, open_sandbox
 from sandbox.gpuslots import claim_gpu
 from sandbox.harness.faultline_harness import protocol
@@ -200,6 +201,26 @@ def execute_run(run_id: int, worker_name: str | None = None) -> str:
         # Cancelled while queued, or a redelivery of a run another delivery already claimed:
         # never start a second container for it.
         return "skipped"
+    return run_claimed(run_id, hostname)
+
+
+def execute_next(queue: str, worker_name: str | None = None) -> str:
+    """What a worker slot does with a delivered task: start the fairest queued run of ``queue`` that may
+    start now (``sandbox.dispatch``), run it, then wake the queue for whatever still waits. 'idle' when no
+    queued run may start (each is taken, or its owner is at the cap)."""
+    hostname = worker_name or socket.gethostname()
+    for run_id, owner_id in dispatch.fair_queue(queue):
+        if dispatch.claim(run_id, owner_id, hostname):
+            try:
+                return run_claimed(run_id, hostname)
+            finally:
+                if dispatch.has_waiting(queue):
+                    dispatch.wake(queue)
+    return "idle"
+
+
+def run_claimed(run_id: int, hostname: str) -> str:
+    """Run a run this worker has just moved to ``starting``, to its end."""
     run = Run.objects.get(pk=run_id)
     choice = choose_backend()
     if not choice.ok:

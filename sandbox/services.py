@@ -47,21 +47,42 @@ def validate_files(files: dict) -> dict[str, str]:
 @transaction.atomic
 def create_run(*, owner, files: dict, entry: str = "main.py", ranks: int = 1, env: dict | None = None,
                timeout_seconds: int = 60, memory_mb: int = 1024, cpus: float = 1.0,
-               gpu: str = Run.Gpu.NONE, purpose: str = "run", enqueue: bool = True) -> Run:  # fmt: skip
-    """``enqueue=False`` leaves the run for the caller to execute in-process (lab validation)."""
+               gpu: str = Run.Gpu.NONE, purpose: str = "run", enqueue: bool = True,
+               priority: int | None = None) -> Run:  # fmt: skip
+    """``enqueue=False`` leaves the run for the caller to execute in-process (lab validation).
+    ``priority``: a ``Run.Priority``; by default validation runs are background work, everything else practice."""
     clean = validate_files(files)
     if entry not in clean:
         raise RunRejected(f"entry: {entry!r} is not one of the files")
     if not 1 <= ranks <= 8:
         raise RunRejected("ranks: between 1 and 8")
     queue = Run.Queue.GPU if gpu == Run.Gpu.REQUIRED else Run.Queue.CPU
+    if priority is None:
+        priority = Run.Priority.VALIDATION if purpose == "validate" else Run.Priority.PRACTICE
+    if enqueue and owner is not None:
+        _check_queue_share(owner)
     run = Run.objects.create(
+        priority=priority,
         owner=owner, files=clean, entry=entry, ranks=ranks, env=env or {}, timeout_seconds=timeout_seconds,
         memory_mb=memory_mb, cpus=cpus, gpu=gpu, queue=queue, purpose=purpose,
     )  # fmt: skip
     if enqueue:
         transaction.on_commit(lambda: enqueue_run(run))
     return run
+
+
+def _check_queue_share(owner) -> None:
+    """One user may not fill the queue: beyond the runs they have going, at most SANDBOX_MAX_QUEUED_PER_USER wait.
+    The owner's row is locked (PostgreSQL) so two requests at once cannot both slip under the limit."""
+    from django.conf import settings
+    from django.contrib.auth import get_user_model
+
+    list(get_user_model().objects.select_for_update().filter(pk=owner.pk).values_list("pk"))
+    waiting = Run.objects.filter(owner=owner, status=Run.Status.QUEUED).count()
+    if waiting >= settings.SANDBOX_MAX_QUEUED_PER_USER:
+        raise RunRejected(
+            f"queue: you already have {waiting} run(s) waiting to start; wait for one to start or cancel it"
+        )
 
 
 def enqueue_run(run: Run) -> None:

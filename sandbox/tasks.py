@@ -6,6 +6,7 @@ from celery import shared_task
 from django.conf import settings
 
 from sandbox import reaper, runner
+from sandbox.models import Run
 
 
 @shared_task(
@@ -17,8 +18,12 @@ from sandbox import reaper, runner
     soft_time_limit=settings.SANDBOX_MAX_RUN_SECONDS + 120,
     time_limit=settings.SANDBOX_MAX_RUN_SECONDS + 180,
 )
-def execute_run(self, run_id: int) -> str:
-    return runner.execute_run(run_id, worker_name=self.request.hostname)
+def execute_run(self, run_id: int | None = None, queue: str | None = None) -> str:
+    """Sent once per run (``run_id``) and as a wake-up (``queue``); either way the slot starts the fairest
+    queued run of the queue, which need not be ``run_id`` (see sandbox.dispatch)."""
+    if queue is None:
+        queue = Run.objects.filter(pk=run_id).values_list("queue", flat=True).first() or Run.Queue.CPU
+    return runner.execute_next(queue, worker_name=self.request.hostname)
 
 
 @shared_task(name="sandbox.reap")
