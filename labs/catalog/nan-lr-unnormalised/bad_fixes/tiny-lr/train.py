@@ -8,7 +8,7 @@ from model import Net
 torch.manual_seed(0)
 x, y = make_data(n=4096, seed={{data_seed}}, scale={{scale}})
 net = Net()
-opt = torch.optim.SGD(net.parameters(), lr=1e-9, momentum=0.9)
+opt = torch.optim.SGD(net.parameters(), lr=1e-7, momentum=0.9)  # 1e-2 diverged, 1e-4 still blew up after a while
 
 for step in range(400):
     idx = torch.randint(0, len(x), (128,))
