@@ -1,44 +1,27 @@
-"""Grading entry: runs the candidate's job, then scores probe customers through its predict path.
+"""Grading entry: keeps a copy of the submitted scoring code for the grader, then runs the job.
 
-The same hidden customers are scored as one batch, in a shuffled order, in batches of five,
-one at a time, and once more at the end. The grader compares all of them with each other and
-with its own inference on the saved weights.
+The copy is taken before any of the candidate's code runs. The grader runs it in a fresh
+interpreter in its own container, on customers drawn from the held-out seed, and
+checks every score against its own eval-mode inference: nothing this job writes
+about its own scores is evidence.
 """
 
+import json
 import os
 import runpy
 
-import torch
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.environ.get("FAULTLINE_OUTPUT_DIR", ".")
-SEED = {{ probe_seed }}
+SNAPSHOT = "submitted_code.json"
+OWN = os.path.basename(__file__)
+
+code = {}
+for name in sorted(os.listdir(HERE)):
+    path = os.path.join(HERE, name)
+    if name.endswith(".py") and name != OWN and os.path.isfile(path) and not os.path.islink(path):
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            code[name] = fh.read(1_000_000)
+with open(os.path.join(OUT, SNAPSHOT), "w", encoding="utf-8") as fh:
+    json.dump(code, fh)
 
 runpy.run_path(os.path.join(HERE, "train.py"), run_name="__main__")
-
-import predict as scoring  # noqa: E402  (the candidate's module)
-
-g = torch.Generator().manual_seed(SEED)
-x = torch.randn(600, 12, generator=g)
-perm = torch.randperm(600, generator=g)
-views = {}
-errors = []
-
-
-def attempt(name, fn):
-    try:
-        views[name] = torch.as_tensor(fn()).detach().reshape(-1).float().clone()
-    except Exception as exc:  # reported to the candidate through the grader
-        errors.append(f"{name}: {type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}")
-
-
-model = scoring.load_model(os.path.join(OUT, "model.pt"))
-attempt("one_batch", lambda: scoring.predict(model, x))
-attempt("shuffled", lambda: scoring.predict(model, x[perm])[torch.argsort(perm)])
-attempt("batches_of_5", lambda: torch.cat([torch.as_tensor(scoring.predict(model, c)).reshape(-1) for c in x.split(5)]))
-attempt("one_at_a_time", lambda: torch.cat([torch.as_tensor(scoring.predict(model, x[i : i + 1])).reshape(-1) for i in range(40)]))
-attempt("again", lambda: scoring.predict(model, x))
-torch.save(views, os.path.join(OUT, "probe_scores.pt"))
-with open(os.path.join(OUT, "probe_errors.txt"), "w", encoding="utf-8") as fh:
-    fh.write("\n".join(errors))
-print("probe saved" + (f" with {len(errors)} error(s)" if errors else ""))
