@@ -1,32 +1,27 @@
-"""Grading entry: runs the candidate's training job, then probes the shared step function.
+"""Grading entry: keeps a copy of the submitted step function for the grader, then runs the job.
 
-The probe runs ``step.train_step`` with ``step.make_optimizer`` on a fresh network and two
-hidden batches, split into the job's number of micro-batches, and saves the parameters
-after each step. The grader compares them with plain full-batch steps.
+The copy is taken before any of the candidate's code runs. The grader runs it in a fresh
+interpreter in its own container, on a network and batches drawn from the held-out seed, and
+checks every parameter it returns against its own full-batch steps: nothing this job writes
+about its own steps is evidence.
 """
 
+import json
 import os
 import runpy
 
-import torch
-from torch import nn
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.environ.get("FAULTLINE_OUTPUT_DIR", ".")
-SEED = {{ probe_seed }}
+SNAPSHOT = "submitted_code.json"
+OWN = os.path.basename(__file__)
+
+code = {}
+for name in sorted(os.listdir(HERE)):
+    path = os.path.join(HERE, name)
+    if name.endswith(".py") and name != OWN and os.path.isfile(path) and not os.path.islink(path):
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            code[name] = fh.read(1_000_000)
+with open(os.path.join(OUT, SNAPSHOT), "w", encoding="utf-8") as fh:
+    json.dump(code, fh)
 
 runpy.run_path(os.path.join(HERE, "train.py"), run_name="__main__")
-
-import step  # noqa: E402  (the candidate's module, after the job ran)
-
-torch.manual_seed(SEED)
-probe_net = nn.Sequential(nn.Linear(12, 24), nn.Tanh(), nn.Linear(24, 1))
-optimizer = step.make_optimizer(probe_net)
-g = torch.Generator().manual_seed(SEED + 1)
-after = []
-for _ in range(2):
-    batch = (torch.randn(96, 12, generator=g), torch.randn(96, generator=g))
-    step.train_step(probe_net, optimizer, batch, {{ accum_steps }})
-    after.append({k: v.detach().clone() for k, v in probe_net.state_dict().items()})
-torch.save(after, os.path.join(OUT, "probe_steps.pt"))
-print("probe saved")

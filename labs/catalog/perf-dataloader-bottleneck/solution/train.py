@@ -10,18 +10,34 @@ from faultline_harness import report
 from torch import nn
 from torch.utils.data import DataLoader
 
-# The training recipe is fixed by the research team: full shard, these epochs, this batch size.
+# The training recipe is fixed by the research team: full shard, these epochs, this batch size,
+# this order of records.
 EPOCHS = 6
 BATCH_SIZE = 64
 SHARD_SIZE = 2048
+
+
+class RecipeOrder(torch.utils.data.Sampler):
+    """The recipe's shuffle: epoch ``e`` visits the records in a fixed permutation, whatever the loader."""
+
+    def __init__(self, size: int) -> None:
+        self.size, self.epoch = size, 0
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __iter__(self):
+        g = torch.Generator().manual_seed({{ init_seed }} * 1000 + self.epoch)
+        self.epoch += 1
+        return iter(torch.randperm(self.size, generator=g).tolist())
+
 
 torch.manual_seed({{ init_seed }})
 train_set = ClipFeatureStore(size=SHARD_SIZE)
 loader = DataLoader(
     train_set,
     batch_size=BATCH_SIZE,
-    shuffle=True,
-    generator=torch.Generator().manual_seed({{ init_seed }}),
+    sampler=RecipeOrder(len(train_set)),
     # Each record is a 2 ms network wait: overlap them in worker processes (sleeping workers
     # cost no CPU, so more workers than cores is fine) and keep the workers across epochs.
     num_workers=4,
