@@ -2,6 +2,8 @@
 # Both are safe to re-run: each step is skipped when its inputs have not changed.
 
 PYTHON ?= python3
+# Seeds `make test` validates every lab on (each cover-up must score 0 % on all of them).
+VALIDATE_SEEDS ?= 3
 VENV := .venv
 BIN := $(VENV)/bin
 PY := $(BIN)/python
@@ -83,10 +85,14 @@ test: check-tools $(DEV_STAMP) $(NODE_STAMP) system-test-deps
 	else \
 		echo "== second pass skipped: set FAULTLINE_TEST_DATABASE_URL and FAULTLINE_TEST_REDIS_URL (as .ci/run does) to run the suite on PostgreSQL + Redis =="; \
 	fi
-	@echo "== every lab, one seed: faulty program fails, solution passes, every cover-up fails =="
-	@rm -rf var/validate
-	@FAULTLINE_VAR_DIR=$(CURDIR)/var/validate sh -c '$(MANAGE) migrate --noinput -v 0 && $(MANAGE) loadbank >/dev/null \
-		&& $(MANAGE) loadlabs >/dev/null && $(MANAGE) validatelab --all --seeds 1'
+	@echo "== every lab, $(VALIDATE_SEEDS) seeds, two shards side by side: faulty program fails, solution passes, every cover-up scores 0 % =="
+	@rm -rf var/validate-1 var/validate-2
+	@for k in 1 2; do \
+		( FAULTLINE_VAR_DIR=$(CURDIR)/var/validate-$$k sh -c '$(MANAGE) migrate --noinput -v 0 && $(MANAGE) loadbank >/dev/null \
+			&& $(MANAGE) loadlabs >/dev/null && $(MANAGE) validatelab --all --seeds $(VALIDATE_SEEDS) --shard '$$k'/2'; \
+		  echo $$? > var/validate-$$k.rc ) 2>&1 | sed -u "s/^/[shard $$k] /" & \
+	done; wait; \
+	for k in 1 2; do [ "$$(cat var/validate-$$k.rc 2>/dev/null)" = 0 ] || { echo "validation shard $$k failed"; exit 1; }; done
 
 clean:
 	rm -rf $(VENV) node_modules static/vendor var/static

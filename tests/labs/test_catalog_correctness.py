@@ -1,8 +1,8 @@
-"""Correctness and data-loading labs: every cover-up fails a gate on every seed, alternative fixes pass.
+"""Correctness and data-loading labs: a valid fix other than the reference passes, graded as a submission.
 
-Real Docker, as CI validates the catalog. Cost on a loaded 2-core machine: the validation test runs
-4 labs x 3 seeds x (baseline, solution, 4-7 cover-ups), about 25 minutes in all (the dataloader
-baseline alone takes ~45 s a seed); the alternative fixes add four graded runs (~1 min).
+Every cover-up scoring 0 % on three seeds is what `make test` proves with validatelab for the whole
+catalog; here each lab gets a different correct fix, so the checks do not merely recognise the
+reference. Real Docker, through gradefix (the faulty program runs first on the seed, then the fix).
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from django.core.management import call_command
 
 from labs.models import LabVersion
 from labs.render import choose_params, render_files
-from labs.validation import validate_version
 
 pytestmark = [pytest.mark.django_db, pytest.mark.docker]
 
@@ -27,28 +26,10 @@ LABS = [
     "perf-dataloader-bottleneck",
 ]
 FIXTURES = Path(__file__).parent / "fixtures" / "catalog_correctness"
-SEEDS = [0, 1, 2]
 
 
 def newest(slug: str) -> LabVersion:
     return LabVersion.objects.filter(lab__slug=slug).order_by("-number").first()
-
-
-@pytest.mark.parametrize("slug", LABS)
-def test_every_cover_up_fails_a_gate_on_every_seed(settings, slug):
-    settings.SANDBOX_BACKEND = "docker"
-    version = newest(slug)
-    spec = version.spec
-    gates = {check["name"] for check in spec["checks"] if check.get("gate")}
-    assert len(spec["bad_fixes"]) >= 4 and gates
-    rows = validate_version(version, SEEDS)
-    assert all(row.ok for row in rows), [row.as_dict() for row in rows if not row.ok]
-    for row in rows:
-        if row.variant.startswith("bad:"):
-            assert row.outcome == "fail" and row.fix_percent == 0, row.as_dict()
-            assert gates & set(row.failed_checks), row.as_dict()
-        if row.variant == "solution":
-            assert row.outcome == "pass" and row.fix_percent == 100, row.as_dict()
 
 
 @pytest.mark.parametrize("slug", LABS)

@@ -8,7 +8,6 @@ from faultline_harness import report
 from model import Net
 from torch.nn.parallel import DistributedDataParallel as DDP
 
-DATA_SEED = {{ data_seed }}
 STEPS = 300
 BATCH = 64
 
@@ -23,8 +22,8 @@ def main() -> None:
     ddp = DDP(model)
     opt = torch.optim.SGD(ddp.parameters(), lr={{ lr }}, momentum=0.9)
 
-    x, y = site_data(DATA_SEED, rank, "train", 4096)
-    val_x, val_y = site_data(DATA_SEED, rank, "val", VAL_ROWS[rank])
+    x, y = site_data(rank, "train", 4096)
+    val_x, val_y = site_data(rank, "val", VAL_ROWS[rank])
     picker = torch.Generator().manual_seed(rank)
 
     for step in range(STEPS):
