@@ -170,22 +170,36 @@ class DockerSandbox(Sandbox):
 
     def lines(self) -> Iterator[str]:
         buffer = b""
-        for chunk in self._stream:
-            buffer += chunk
-            while b"\n" in buffer:
-                raw, buffer = buffer.split(b"\n", 1)
-                line = raw.decode("utf-8", errors="replace")
-                yield line
-                end_code = _end_exit_code(line)
-                if end_code is not None:
-                    # The launcher's last line, written after its files: the run is over and /work/out is
-                    # complete; the launcher lingers so the worker can copy it.
-                    self.exit_code = end_code
+        try:
+            for chunk in self._stream:
+                buffer += chunk
+                while b"\n" in buffer:
+                    raw, buffer = buffer.split(b"\n", 1)
+                    line = raw.decode("utf-8", errors="replace")
+                    yield line
+                    end_code = _end_exit_code(line)
+                    if end_code is not None:
+                        # The launcher's last line, written after its files: the run is over and /work/out is
+                        # complete; the launcher lingers so the worker can copy it.
+                        self.exit_code = end_code
+                        return
+                if self._killed.is_set():
                     return
-            if self._killed.is_set():
-                return
-        if buffer:
-            yield buffer.decode("utf-8", errors="replace")
+            if buffer:
+                yield buffer.decode("utf-8", errors="replace")
+        finally:
+            self._close_stream()
+
+    def _close_stream(self) -> None:
+        """Hang up the attach connection as soon as the worker stops reading it. Left open, the engine keeps
+        writing a chatty program's output into it, blocks once the socket is full, and holds up every later
+        call on that container (inspect, kill, remove) until the connection is finally collected."""
+        stream, self._stream = getattr(self, "_stream", None), None
+        if stream is not None:
+            try:
+                stream.close()
+            except Exception:  # noqa: BLE001 - already closed by the engine
+                pass
 
     def finish(self) -> ExecutionResult:
         from docker.errors import DockerException
@@ -264,6 +278,7 @@ class DockerSandbox(Sandbox):
         return result.output.decode("utf-8", errors="replace").strip()
 
     def cleanup(self) -> None:
+        self._close_stream()
         if getattr(self, "container", None) is not None:
             try:
                 self.container.remove(force=True)
