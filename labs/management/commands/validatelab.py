@@ -22,8 +22,8 @@ class Command(BaseCommand):
         parser.add_argument(
             "--shard",
             metavar="K/N",
-            help="only the K-th of N shards of the catalog, balanced by expected run time, so N processes with their own "
-            "databases can validate the catalog side by side",
+            help="only the K-th of N shards of the catalog, balanced by expected run time, so N processes with "
+            "their own databases can validate the catalog side by side",
         )
         parser.add_argument(
             "--unvalidated", action="store_true", help="only labs whose newest version is not validated yet"
