@@ -15,6 +15,7 @@ from django.db import connection
 
 from core.envparse import redact_url
 from core.errortext import first_line
+from faultline.transports import import_transport, transport_module
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,14 @@ def check_database() -> CheckResult:
 def check_broker() -> CheckResult:
     url = settings.CELERY_BROKER_URL
     options = settings.CELERY_BROKER_TRANSPORT_OPTIONS
+    try:
+        import_transport(url)
+    except ImportError as exc:
+        return CheckResult(
+            "broker",
+            False,
+            f"the {transport_module(url)} transport cannot load: {first_line(exc)} — reinstall requirements.txt",
+        )
     if url == "filesystem://":
         folder = Path(options["data_folder_in"])
         if not folder.is_dir() or not os.access(folder, os.W_OK):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 
 from labs.models import Attempt, Lab, LabRun
+from labs.run_outcome import run_outcome
 from labs.scoring import FORMULA
 from labs.services import current_score, original_files
 from sandbox.dispatch import queue_position
@@ -34,6 +35,7 @@ def lab_run_payload(lab_run: LabRun, language: str | None, full: bool = True) ->
         "id": lab_run.pk,
         "kind": lab_run.kind,
         "status": run.status,
+        "outcome": run_outcome(lab_run),
         "created_at": run.created_at,
         "finished_at": run.finished_at,
         "exit_codes": run.exit_codes,

@@ -42,7 +42,8 @@ def lab_detail(request: HttpRequest, slug: str) -> HttpResponse:
     version = lab.current
     if version is None:
         if not has_role(request.user, Role.AUTHOR):
-            raise Http404
+            # Questions link here before a fresh server has proven the lab: say so instead of a bare 404.
+            return render(request, "labs/unavailable.html", {"lab": lab}, status=404)
         version = latest_version(lab)
     language = get_language()
     spec = version.spec
@@ -106,11 +107,7 @@ def workspace_strings() -> dict[str, str]:
         "queued": _("queued ({ahead} ahead)"),
         "queued_next": _("queued (next to start)"),
         "platform_error": _("platform error, not counted against you: {error}"),
-        "run_state": _("run {status}"),
-        "fix_state": _("fix {status}"),
         "took": _(" in {seconds} s"),
-        "timed_out": _(" — killed at the deadline"),
-        "oom": _(" — out of memory"),
         "exit_codes": _(" — exit codes {codes}"),
         "diagnosis_score": _(
             "Diagnosis score {score}/100 — root cause {verdict}; evidence covers {percent}% of the rubric."

@@ -191,10 +191,8 @@
   function describe(run) {
     if (run.status === "queued") return run.queue_position ? t("queued", { ahead: run.queue_position }) : t("queued_next");
     if (run.status === "error") return t("platform_error", { error: run.error });
-    let text = t(run.kind === "fix" ? "fix_state" : "run_state", { status: run.status });
+    let text = run.outcome;
     if (run.duration_seconds) text += t("took", { seconds: run.duration_seconds.toFixed(1) });
-    if (run.timed_out) text += t("timed_out");
-    if (run.oom_killed) text += t("oom");
     const codes = Object.entries(run.exit_codes || {});
     if (codes.length) text += t("exit_codes", { codes: codes.map(([r, c]) => "rank " + r + ": " + c).join(", ") });
     return text;

@@ -71,7 +71,8 @@ def open_attempt(page, lab: Lab) -> Attempt:
 
 def wait_for_run_end(page, timeout: float = 90_000) -> str:
     state = page.locator("#run-state")
-    expect(state).to_contain_text(re.compile(r"(passed|failed|cancelled) in \d"), timeout=timeout)
+    ended = r"(finished|timed out|OOM-killed|crashed \(exit \d+.*\)|cancelled|fix passed|fix not accepted.*) in \d"
+    expect(state).to_contain_text(re.compile(ended), timeout=timeout)
     return state.inner_text()
 
 

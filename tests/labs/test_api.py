@@ -163,3 +163,46 @@ def test_hints_open_in_order_and_cost_points(attempt_url):
     data = client.post(url + "hints/0/").json()
     assert data["hints"][0]["text"] and data["hints"][1]["text"] is None
     assert data["score"]["hints"] == 5
+
+
+@pytest.mark.parametrize(
+    ("ending", "losses", "expected"),
+    [
+        ({"status": Run.Status.PASSED, "exit_code": 0, "exit_codes": {"0": 0}}, [0.5, 0.4], "finished"),
+        (
+            {"status": Run.Status.PASSED, "exit_code": 0, "exit_codes": {"0": 0}},
+            [0.5, "nan"],
+            "finished with non-finite loss",
+        ),
+        (
+            {"status": Run.Status.FAILED, "exit_code": 1, "exit_codes": {"0": 0, "1": 1}},
+            [0.5],
+            "crashed (exit 1 on rank 1)",
+        ),
+        ({"status": Run.Status.FAILED, "timed_out": True}, [0.5], "timed out"),
+        ({"status": Run.Status.FAILED, "oom_killed": True, "exit_code": 137}, [], "OOM-killed"),
+        ({"status": Run.Status.CANCELLED}, [], "cancelled"),
+    ],
+)
+def test_a_run_says_what_happened_and_never_passed(attempt_url, ending, losses, expected):
+    client, url = attempt_url
+    with mock.patch("sandbox.services.enqueue_run"):
+        run_id = client.post(url + "runs/", {}, content_type="application/json").json()["id"]
+    run = LabRun.objects.get(pk=run_id).run
+    for seq, loss in enumerate(losses):
+        run.events.create(seq=seq, kind="metric", rank=0, t=seq, data={"step": seq, "loss": loss})
+    Run.objects.filter(pk=run.pk).update(**ending)
+    data = client.get(url + f"runs/{run_id}/").json()
+    assert data["outcome"] == expected
+    assert "passed" not in data["outcome"]
+    listed = client.get(url + "runs/").json()
+    assert [r["outcome"] for r in listed if r["id"] == run_id] == [expected]
+
+
+def test_run_outcome_is_translated(attempt_url):
+    client, url = attempt_url
+    with mock.patch("sandbox.services.enqueue_run"):
+        run_id = client.post(url + "runs/", {}, content_type="application/json").json()["id"]
+    Run.objects.filter(pk=LabRun.objects.get(pk=run_id).run_id).update(status=Run.Status.FAILED, timed_out=True)
+    data = client.get(url + f"runs/{run_id}/", HTTP_ACCEPT_LANGUAGE="zh-hans").json()
+    assert data["outcome"] == "超时"
