@@ -108,6 +108,8 @@ def workspace_strings() -> dict[str, str]:
         "queued_next": _("queued (next to start)"),
         "platform_error": _("platform error, not counted against you: {error}"),
         "took": _(" in {seconds} s"),
+        "first_nonfinite": _("First non-finite value ({value}) at step {step}, {rank}: marked × on the chart."),
+        "steps_per_second": _("steps/s (from report times)"),
         "exit_codes": _(" — exit codes {codes}"),
         "diagnosis_score": _(
             "Diagnosis score {score}/100 — root cause {verdict}; evidence covers {percent}% of the rubric."

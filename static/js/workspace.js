@@ -123,11 +123,15 @@
   });
 
   // ---- runs ---------------------------------------------------------------------------
+  // Charts draw what the program reports. Non-finite values cannot be plotted as numbers, so each
+  // one becomes a cross marker at its step, and the first one is named under the chart; a range
+  // over 1e4 switches the y-axis to log scale unless the candidate chose a scale.
   const charts = {};
-  function makeChart(id, label) {
-    const canvas = $(id);
+  const LOG_RANGE = 1e4;
+  function makeChart(key, label) {
+    const canvas = $("chart-" + key);
     if (!canvas || typeof Chart === "undefined") return null;
-    return new Chart(canvas, {
+    const chart = new Chart(canvas, {
       type: "line",
       data: { datasets: [] },
       options: {
@@ -135,23 +139,47 @@
         parsing: false,
         responsive: true,
         plugins: { legend: { display: true, position: "bottom" } },
-        scales: { x: { type: "linear", title: { display: true, text: label } } },
+        scales: { x: { type: "linear", title: { display: true, text: label } }, y: { type: "linear" } },
       },
     });
+    chart.$fl = { key: key, min: Infinity, max: -Infinity, userScale: false, firstBad: null, last: {} };
+    const toggle = $("log-" + key);
+    if (toggle) {
+      toggle.checked = false;
+      toggle.onchange = () => {
+        chart.$fl.userScale = true;
+        setScale(chart, toggle.checked);
+        chart.update("none");
+      };
+    }
+    const note = $("nonfinite-" + key);
+    if (note) {
+      note.hidden = true;
+      note.textContent = "";
+    }
+    return chart;
+  }
+
+  function setScale(chart, log) {
+    chart.options.scales.y.type = log ? "logarithmic" : "linear";
+    const toggle = $("log-" + chart.$fl.key);
+    if (toggle) toggle.checked = log;
   }
 
   function resetCharts() {
     for (const chart of Object.values(charts)) if (chart) chart.destroy();
-    charts.loss = makeChart("chart-loss", "step");
-    charts.grad = makeChart("chart-grad", "step");
-    charts.memory = makeChart("chart-memory", "s");
-    charts.throughput = makeChart("chart-throughput", "step");
+    charts.loss = makeChart("loss", "step");
+    charts.grad = makeChart("grad", "step");
+    charts.memory = makeChart("memory", "s");
+    charts.throughput = makeChart("throughput", "step");
   }
 
-  function series(chart, name) {
+  function series(chart, name, marker) {
     let set = chart.data.datasets.find((d) => d.label === name);
     if (!set) {
-      set = { label: name, data: [], pointRadius: 0, borderWidth: 1.5 };
+      set = marker
+        ? { label: name, data: [], showLine: false, pointStyle: "crossRot", pointRadius: 5, borderWidth: 1.5, borderColor: "#c0392b" }
+        : { label: name, data: [], pointRadius: 0, borderWidth: 1.5 };
       chart.data.datasets.push(set);
     }
     return set.data;
@@ -165,18 +193,49 @@
     return null;
   }
 
+  function plot(chart, rank, step, value) {
+    if (!chart || value === null) return;
+    const state = chart.$fl;
+    if (Number.isFinite(value)) {
+      series(chart, rank).push({ x: step, y: value });
+      state.last[rank] = value;
+      if (value > 0) state.min = Math.min(state.min, value);
+      state.max = Math.max(state.max, value);
+      if (!state.userScale && state.min > 0 && state.max / state.min > LOG_RANGE) setScale(chart, true);
+      return;
+    }
+    // Drawn at the rank's last finite height (or the top so far), with a gap in the line.
+    const height = state.last[rank] !== undefined ? state.last[rank] : Number.isFinite(state.max) ? state.max : 1;
+    series(chart, rank).push({ x: step, y: null });
+    series(chart, rank + " " + String(value), true).push({ x: step, y: height });
+    if (!state.firstBad || step < state.firstBad.step) {
+      state.firstBad = { step: step, rank: rank, value: String(value) };
+      const note = $("nonfinite-" + state.key);
+      if (note) {
+        note.textContent = t("first_nonfinite", { value: String(value), step: step, rank: rank });
+        note.hidden = false;
+      }
+    }
+  }
+
+  const lastStep = {};
   function addEvents(events) {
     for (const event of events) {
       const rank = "rank " + event.rank;
       const d = event.data;
       if (event.kind === "metric" && d.step !== undefined && d.step !== null) {
-        const loss = numeric(d.loss);
-        const grad = numeric(d.grad_norm);
-        const speed = numeric(d.throughput);
-        // Chart.js cannot draw NaN or infinity: they show as gaps, and the log says what happened.
-        if (charts.loss && loss !== null) series(charts.loss, rank).push({ x: d.step, y: Number.isFinite(loss) ? loss : null });
-        if (charts.grad && grad !== null) series(charts.grad, rank).push({ x: d.step, y: Number.isFinite(grad) ? grad : null });
-        if (charts.throughput && speed !== null) series(charts.throughput, rank).push({ x: d.step, y: speed });
+        plot(charts.loss, rank, d.step, numeric(d.loss));
+        plot(charts.grad, rank, d.step, numeric(d.grad_norm));
+        let speed = numeric(d.throughput);
+        // Programs that report no throughput still have a step rate: steps between reports over the
+        // seconds between them, timed as the reports arrive.
+        const previous = lastStep[rank];
+        if (speed === null && previous && event.t > previous.t && d.step > previous.step) {
+          speed = (d.step - previous.step) / (event.t - previous.t);
+          if (charts.throughput) charts.throughput.options.scales.y.title = { display: true, text: t("steps_per_second") };
+        }
+        lastStep[rank] = { step: d.step, t: event.t };
+        if (charts.throughput && speed !== null && Number.isFinite(speed)) series(charts.throughput, rank).push({ x: d.step, y: speed });
       } else if (event.kind === "memory" && charts.memory) {
         series(charts.memory, rank).push({ x: event.t, y: (d.pss_bytes || d.rss_bytes || 0) / 1048576 });
       } else if (event.kind === "cuda_memory" && charts.memory) {
@@ -275,6 +334,7 @@
     $("run-log").textContent = "";
     $("tool-output").replaceChildren();
     resetCharts();
+    for (const key of Object.keys(lastStep)) delete lastStep[key];
     live = { id: run.id, logSeq: 0, eventSeq: 0, timer: null };
     $("run-state").textContent = describe(run);
     setRunning(true);

@@ -71,7 +71,7 @@ def open_attempt(page, lab: Lab) -> Attempt:
 
 def wait_for_run_end(page, timeout: float = 90_000) -> str:
     state = page.locator("#run-state")
-    ended = r"(finished|timed out|OOM-killed|crashed \(exit \d+.*\)|cancelled|fix passed|fix not accepted.*) in \d"
+    ended = r"(finished|timed out|OOM-killed|crashed|cancelled|fix passed|fix not accepted).* in \d"
     expect(state).to_contain_text(re.compile(ended), timeout=timeout)
     return state.inner_text()
 
@@ -177,3 +177,44 @@ def test_a_cover_up_fails_with_the_reason_shown(candidate_page, screenshot_dir):
     expect(failed.first).to_be_visible()
     assert "fail" in failed.first.inner_text()
     page.screenshot(path=str(screenshot_dir / "lab-result-failed.png"), full_page=True)
+
+
+def first_non_finite_loss(lab_run) -> tuple[int, float]:
+    """(step of the first reported non-finite loss, range of the finite positive losses before it)."""
+    finite, first = [], None
+    for event in lab_run.run.events.filter(kind="metric").order_by("seq"):
+        loss = event.data.get("loss")
+        if isinstance(loss, str) and first is None:
+            first = event.data["step"]
+        elif isinstance(loss, (int, float)) and loss > 0:
+            finite.append(loss)
+    assert first is not None, "the faulty program reported no non-finite loss"
+    return first, max(finite) / min(finite)
+
+
+def test_a_nan_run_is_honest_on_charts_and_status(candidate_page, screenshot_dir):
+    page = candidate_page
+    lab = publish("nan-lr-unnormalised")
+    # Variant 0 of this lab reaches a NaN loss; some variants only blow up to ~1e13 and come back.
+    with mock.patch("labs.services.secrets.randbelow", return_value=0):
+        attempt = open_attempt(page, lab)
+    page.get_by_role("button", name="Run", exact=True).click()
+    state = wait_for_run_end(page)
+    lab_run = attempt.lab_runs.get()
+    step, spread = first_non_finite_loss(lab_run)
+    # The program exits 0 after its loss went NaN: that is not a success.
+    assert "finished with non-finite loss" in state and "passed" not in state
+    note = page.locator("#nonfinite-loss")
+    expect(note).to_be_visible()
+    expect(note).to_contain_text(f"at step {step}, rank 0")
+    log_toggle = page.locator("#log-loss")
+    scale = "Chart.getChart('chart-loss').options.scales.y.type"
+    if spread > 1e4:
+        expect(log_toggle).to_be_checked()
+        assert page.evaluate(scale) == "logarithmic"
+    markers = page.evaluate("Chart.getChart('chart-loss').data.datasets.filter(d => d.pointStyle === 'crossRot').length")
+    assert markers >= 1
+    page.locator("#chart-loss").scroll_into_view_if_needed()
+    page.screenshot(path=str(screenshot_dir / "lab-nan-chart.png"), full_page=True)
+    log_toggle.set_checked(not log_toggle.is_checked())
+    assert page.evaluate(scale) == ("logarithmic" if log_toggle.is_checked() else "linear")
