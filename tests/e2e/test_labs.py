@@ -212,7 +212,8 @@ def test_a_nan_run_is_honest_on_charts_and_status(candidate_page, screenshot_dir
     if spread > 1e4:
         expect(log_toggle).to_be_checked()
         assert page.evaluate(scale) == "logarithmic"
-    markers = page.evaluate("Chart.getChart('chart-loss').data.datasets.filter(d => d.pointStyle === 'crossRot').length")
+    datasets = "Chart.getChart('chart-loss').data.datasets"
+    markers = page.evaluate(f"{datasets}.filter(d => d.pointStyle === 'crossRot').length")
     assert markers >= 1
     page.locator("#chart-loss").scroll_into_view_if_needed()
     page.screenshot(path=str(screenshot_dir / "lab-nan-chart.png"), full_page=True)
