@@ -1,3 +1,5 @@
+import json
+
 from rest_framework.authtoken.models import Token
 
 from tests.conftest import PASSWORD
@@ -55,3 +57,39 @@ def test_error_messages_follow_the_language(login, candidate):
     response = login(candidate).get("/api/sandbox/status/", HTTP_ACCEPT_LANGUAGE="zh-hans")
     assert response.status_code == 403
     assert response.json()["error"]["message"] == "你的账号没有调用此接口所需的角色。"
+
+
+def test_an_oversized_body_is_refused_as_json_with_the_limit(login, candidate, settings):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1048576
+    body = '{"files": {"train.py": "' + "x" * (3 * 1048576) + '"}}'
+    response = login(candidate).put("/api/labs/attempts/1/files/", body, content_type="application/json")
+    assert response.status_code == 413
+    assert response["Content-Type"].startswith("application/json")
+    error = response.json()["error"]
+    assert error["code"] == "too_large"
+    assert "the limit is 2.0 MiB (2097152 bytes)" in error["message"]
+    assert "3.0 MiB" in error["message"]
+
+
+def test_a_body_too_large_without_a_length_is_json_too(rf, settings):
+    from django.core.exceptions import RequestDataTooBig
+
+    from faultline.api.middleware import ApiJsonErrors
+
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1024
+    middleware = ApiJsonErrors(lambda request: None)
+    response = middleware.process_exception(rf.post("/api/labs/"), RequestDataTooBig())
+    assert response.status_code == 413
+    assert "limit of 1.0 KiB (1024 bytes)" in json.loads(response.content)["error"]["message"]
+    assert middleware.process_exception(rf.post("/labs/"), RequestDataTooBig()) is None
+
+
+def test_errors_outside_the_views_are_json(login, candidate, client, db):
+    missing = login(candidate).get("/api/no-such-endpoint/")
+    assert missing.status_code == 404
+    assert missing.json()["error"] == {
+        "status": 404, "code": "not_found", "message": "There is no API endpoint at this address."
+    }  # fmt: skip
+    # A page outside the API keeps its HTML error page.
+    page = client.get("/no-such-page/")
+    assert page.status_code == 404 and not page["Content-Type"].startswith("application/json")
