@@ -15,6 +15,12 @@ NODE_STAMP := node_modules/.faultline-$(shell cksum < package-lock.json | cut -d
 
 .PHONY: run test setup lab-image lint check-tools system-test-deps services-env clean
 
+# The local platform serves like a deployment (no debug pages, hashed static files) over plain
+# HTTP on loopback: its key lives in var/, and cookies are not limited to HTTPS. Any of these can
+# be overridden from the environment.
+run: export DEBUG ?= false
+run: export SECRET_KEY_FILE ?= $(CURDIR)/var/secret_key
+run: export SECURE_COOKIES ?= false
 run: setup lab-image
 	@$(MANAGE) loaddemo
 	@$(MANAGE) runplatform

@@ -28,20 +28,33 @@ VAR_DIR.mkdir(parents=True, exist_ok=True)
 DEBUG = env_bool("DEBUG", default=True)
 
 
+def _read_or_create_key(key_file: Path) -> str:
+    """A random key kept in a file, made on first use, so sessions survive restarts."""
+    if not key_file.exists():
+        key_file.parent.mkdir(parents=True, exist_ok=True)
+        key_file.write_text(secrets.token_urlsafe(50))
+        key_file.chmod(0o600)
+    return key_file.read_text().strip()
+
+
 def _secret_key() -> str:
     key = env_str("SECRET_KEY")
+    key_file = env_str("SECRET_KEY_FILE")
     if key:
         if len(key) < 32:
             raise ConfigError("SECRET_KEY", "must be at least 32 characters long")
         return key
+    if key_file:
+        key = _read_or_create_key(Path(key_file))
+        if len(key) < 32:
+            raise ConfigError("SECRET_KEY_FILE", f"{key_file} holds fewer than 32 characters")
+        return key
     if not DEBUG:
-        raise ConfigError("SECRET_KEY", "is required when DEBUG is off (set a random string of 50+ characters)")
-    # Local use only: keep one generated key so sessions survive restarts.
-    key_file = VAR_DIR / "secret_key"
-    if not key_file.exists():
-        key_file.write_text(secrets.token_urlsafe(50))
-        key_file.chmod(0o600)
-    return key_file.read_text().strip()
+        raise ConfigError(
+            "SECRET_KEY",
+            "is required when DEBUG is off (set a random string of 50+ characters, or SECRET_KEY_FILE to a file for it)",
+        )
+    return _read_or_create_key(VAR_DIR / "secret_key")
 
 
 SECRET_KEY = _secret_key()

@@ -33,3 +33,18 @@ def test_custom_500_page_says_the_fault_is_ours(db, settings, monkeypatch):
 def test_static_files_are_served(client, db, path):
     response = client.get(path)
     assert response.status_code == 200
+
+
+@pytest.mark.parametrize(("language", "title"), [("en", "Bad request"), ("zh-hans", "请求有误")])
+def test_custom_400_page_in_both_languages(db, settings, language, title):
+    settings.DEBUG = False
+    response = Client().get("/", HTTP_HOST="not-this-site.example", HTTP_ACCEPT_LANGUAGE=language)
+    assert response.status_code == 400
+    assert title in response.content.decode()
+
+
+@pytest.mark.parametrize(("language", "title"), [("en", "Page not found"), ("zh-hans", "页面不存在")])
+def test_custom_404_page_in_both_languages(db, settings, language, title):
+    settings.DEBUG = False
+    response = Client().get("/no/such/page/", HTTP_ACCEPT_LANGUAGE=language)
+    assert response.status_code == 404 and title in response.content.decode()

@@ -98,3 +98,16 @@ def test_production_collectstatic_succeeds(tmp_path):
     assert result.returncode == 0, result.stderr
     manifest = (tmp_path / "static" / "staticfiles.json").read_text()
     assert "css/faultline.css" in manifest and "vendor/htmx/htmx.min.js" in manifest
+
+
+def test_secret_key_file_serves_debug_off_and_keeps_its_key(tmp_path):
+    key_file = tmp_path / "keys" / "secret_key"
+    env = {"DEBUG": "false", "SECRET_KEY": "", "SECRET_KEY_FILE": str(key_file), "FAULTLINE_VAR_DIR": str(tmp_path)}
+    assert manage("check", **env).returncode == 0
+    key = key_file.read_text()
+    assert len(key) >= 50 and key_file.stat().st_mode & 0o777 == 0o600
+    assert manage("check", **env).returncode == 0
+    assert key_file.read_text() == key  # the same key after a restart: sessions survive
+    key_file.write_text("short")
+    result = manage("check", **env)
+    assert result.returncode == 2 and "SECRET_KEY_FILE" in result.stderr
