@@ -52,7 +52,7 @@ def _secret_key() -> str:
     if not DEBUG:
         raise ConfigError(
             "SECRET_KEY",
-            "is required when DEBUG is off (set a random string of 50+ characters, or SECRET_KEY_FILE to a file for it)",
+            "is required when DEBUG is off (a random string of 50+ characters, or set SECRET_KEY_FILE)",
         )
     return _read_or_create_key(VAR_DIR / "secret_key")
 
