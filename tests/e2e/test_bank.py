@@ -42,7 +42,7 @@ def test_search_in_english_and_chinese(candidate_page, screenshot_dir):
     expect(page.locator(".other-lang mark").first).to_have_text("显存")
     page.screenshot(path=str(screenshot_dir / "bank-search.png"), full_page=False)
     with page.expect_navigation():
-        page.select_option("#lang-select", "zh-hans")
+        page.get_by_role("button", name="简体中文").click()
     assert "/questions/gradient-explosion-vanishing/" in search(page, "梯度裁剪")[:4]
     expect(page.get_by_test_id("result-count")).to_contain_text("道题")
 

@@ -42,7 +42,7 @@ def test_language_switch_and_home_screenshots(page, screenshot_dir):
     expect(page.get_by_role("heading", level=1)).to_have_text("Debug real AI infrastructure, not trivia.")
     page.screenshot(path=str(screenshot_dir / "home-en.png"), full_page=True)
     with page.expect_navigation():
-        page.select_option("#lang-select", "zh-hans")
+        page.get_by_role("button", name="简体中文").click()
     expect(page.get_by_role("heading", level=1)).to_have_text("排查真实的 AI 基础设施问题，而不是背八股。")
     expect(page.locator("html")).to_have_attribute("lang", "zh-hans")
     page.screenshot(path=str(screenshot_dir / "home-zh.png"), full_page=True)
