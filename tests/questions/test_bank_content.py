@@ -26,3 +26,19 @@ def test_every_field_is_filled_in_both_languages():
         assert sum("\u4e00" <= ch <= "\u9fff" for ch in spec.answer["zh"]) > 100, path
         assert sum("\u4e00" <= ch <= "\u9fff" for ch in spec.answer["en"]) < 20, path
         assert len(spec.answer["en"].split()) > 150, f"{path}: reference answer looks too short"
+
+
+def test_every_reference_answer_earns_its_own_rubric():
+    """A reference that scores low means the rubric's synonyms miss how an expert words the point."""
+    from questions.concepts import answer_coverage
+
+    topic_slugs = {t.slug for t in load_topics()}
+    low = []
+    for path in iter_question_files():
+        spec = parse_question(path, topic_slugs)
+        rubric = [(point.key, point.weight, point.concepts) for point in spec.rubric]
+        for lang in ("en", "zh"):
+            points, percent = answer_coverage(spec.answer[lang], rubric)
+            if percent < 85:
+                low.append(f"{path.name} ({lang}) {percent}%: missing {[(p.key, p.missing) for p in points if p.missing]}")
+    assert not low, "\n".join(low)
