@@ -40,5 +40,6 @@ def test_every_reference_answer_earns_its_own_rubric():
         for lang in ("en", "zh"):
             points, percent = answer_coverage(spec.answer[lang], rubric)
             if percent < 85:
-                low.append(f"{path.name} ({lang}) {percent}%: missing {[(p.key, p.missing) for p in points if p.missing]}")
+                missing = [(p.key, p.missing) for p in points if p.missing]
+                low.append(f"{path.name} ({lang}) {percent}%: missing {missing}")
     assert not low, "\n".join(low)
