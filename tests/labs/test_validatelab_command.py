@@ -37,3 +37,14 @@ def test_shards_split_the_catalog_without_overlap():
             call_command("validatelab", "--all", "--seeds", "1", "--shard", shard)
     every = sorted(Lab.objects.filter(retired=False).values_list("slug", flat=True))
     assert len(every) > 2 and sorted(seen) == every and len(set(seen)) == len(seen)
+
+
+def test_start_up_validation_opens_the_quickest_labs_first():
+    from labs.validation import expected_validation_seconds, pending_versions
+
+    order = pending_versions()
+    assert {v.lab.slug for v in order} == set(Lab.objects.filter(retired=False).values_list("slug", flat=True))
+    costs = [expected_validation_seconds(v.spec) for v in order]
+    assert costs == sorted(costs)
+    families = [v.lab.family for v in order]
+    assert families.index("correctness") < families.index("nan") < families.index("hang") < families.index("leak")

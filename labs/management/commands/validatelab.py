@@ -5,7 +5,7 @@ from django.test.utils import override_settings
 
 from labs.loader import latest_version
 from labs.models import Lab
-from labs.validation import ValidationRow, validate_version
+from labs.validation import ValidationRow, expected_validation_seconds, validate_version
 
 
 class Command(BaseCommand):
@@ -69,19 +69,13 @@ class Command(BaseCommand):
         )
 
 
-# Seconds one validation run of a lab family took on a 2-core CI machine, with two shards side by side
-# (run and grading together): leak and hang runs wait on memory slopes and timeouts, the others are short.
-RUN_SECONDS = {"leak": 55, "hang": 35, "perf": 30, "nan": 11, "correctness": 6}
-
-
 def shard_of(labs: list, index: int, count: int) -> list:
     """The labs of shard ``index``: longest first, each to the shard with the least work so far, so the
     shards finish together. The same catalog always splits the same way."""
 
     def cost(lab) -> float:
         version = latest_version(lab)
-        spec = version.spec if version else {}
-        return RUN_SECONDS.get(spec.get("family", ""), 30) * (2 + len(spec.get("bad_fixes", {})))
+        return expected_validation_seconds(version.spec if version else {})
 
     loads = [0.0] * count
     mine = []
