@@ -23,6 +23,7 @@ from sandbox.judging import RunResult
 OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "==": operator.eq}
 MIB = 1024 * 1024
 REPORTED_BY_PROGRAM = gettext_noop("reported by the program")
+NOT_MEASURED = gettext_noop("not measured")
 
 
 @dataclass
@@ -46,6 +47,23 @@ class Outcome:
     reported: Reported = field(default_factory=Reported)  # display only
 
 
+class Text(str):
+    """An English text that remembers its translatable template and values, so a page can show it in the
+    reader's language while stored results and ``gradefix`` keep the English."""
+
+    msgid: str
+    values: dict
+
+    def __new__(cls, msgid: str, **values) -> Text:
+        text = super().__new__(cls, msgid % values if values else msgid)
+        text.msgid, text.values = msgid, values
+        return text
+
+
+def text(msgid: str, **values) -> Text:
+    return Text(msgid, **{k: str(v) for k, v in values.items()})
+
+
 @dataclass
 class CheckResult:
     name: str
@@ -59,7 +77,15 @@ class CheckResult:
     counts: str = ""  # "distinguishing" | "precondition" | "display"; set by labs.scoring
 
     def as_dict(self) -> dict:
-        return asdict(self)
+        data = asdict(self)
+        texts = {
+            key: {"msgid": value.msgid, "values": value.values}
+            for key in ("measured", "threshold", "detail")
+            if isinstance(value := getattr(self, key), Text)
+        }
+        if texts:
+            data["texts"] = texts
+        return data
 
 
 def _number(value) -> bool:
@@ -111,8 +137,12 @@ class FinishedInTime(CheckType):
         limit = float(options.get("max_seconds", outcome.timeout_seconds))
         duration = result.duration if result.duration is not None else math.inf
         passed = not result.timed_out and not result.cancelled and duration <= limit
-        measured = "killed at the deadline" if result.timed_out else f"{_fmt(duration)} s"
-        return CheckResult(name, type_name, passed, measured, f"≤ {_fmt(limit)} s")
+        if result.timed_out:
+            measured = text(gettext_noop("killed at the deadline"))
+        else:
+            measured = text(gettext_noop("%(seconds)s s"), seconds=_fmt(duration))
+        threshold = text(gettext_noop("≤ %(seconds)s s"), seconds=_fmt(limit))
+        return CheckResult(name, type_name, passed, measured, threshold)
 
 
 class RanksExitZero(CheckType):
@@ -124,8 +154,8 @@ class RanksExitZero(CheckType):
         passed = all(code == 0 for code in codes.values()) and not result.oom_killed
         measured = ", ".join(f"rank {r}: {'none' if c is None else c}" for r, c in codes.items())
         if result.oom_killed:
-            measured += " (out of memory)"
-        return CheckResult(name, type_name, passed, measured, "every rank exits 0")
+            measured = text(gettext_noop("%(codes)s (out of memory)"), codes=measured)
+        return CheckResult(name, type_name, passed, measured, text(gettext_noop("every rank exits 0")))
 
 
 class Metric(CheckType):
@@ -138,8 +168,8 @@ class Metric(CheckType):
         metric, op, target = options["metric"], options["op"], float(options["value"])
         threshold = f"{metric} {op} {_fmt(target)}"
         if metric not in outcome.metrics:
-            reason = outcome.grader_error or "the grader did not report it"
-            return CheckResult(name, type_name, False, "not measured", threshold, reason)
+            reason = outcome.grader_error or text(gettext_noop("the grader did not report it"))
+            return CheckResult(name, type_name, False, text(NOT_MEASURED), threshold, reason)
         value = float(outcome.metrics[metric])
         passed = math.isfinite(value) and OPS[op](value, target)
         return CheckResult(name, type_name, passed, _fmt(value), threshold)
@@ -163,21 +193,26 @@ class MemorySlope(CheckType):
         warmup = float(options.get("warmup_s", 3))
         need = int(options.get("min_samples", 6))
         memory = outcome.result.memory
-        threshold = f"≤ {_fmt(limit)} MiB/s after {_fmt(warmup)} s"
+        threshold = text(gettext_noop("≤ %(rate)s MiB/s after %(warmup)s s"), rate=_fmt(limit), warmup=_fmt(warmup))
         if not memory:
-            return CheckResult(name, type_name, False, "no samples", threshold)
+            return CheckResult(name, type_name, False, text(gettext_noop("no samples")), threshold)
         start = memory[0][0] + warmup
         points = [(t, b / MIB) for t, b in memory if t >= start]
         if len(points) < need:
             return CheckResult(
-                name, type_name, False, f"{len(points)} samples", threshold,
-                f"the program must run at least {need} samples past warm-up to measure its memory",
+                name, type_name, False, text(gettext_noop("%(count)s samples"), count=len(points)), threshold,
+                text(gettext_noop("the program must run at least %(need)s samples past warm-up to measure its memory"),
+                     need=need),
             )  # fmt: skip
         slope = least_squares_slope(points)
         peak = peak_rate(points)
         rate = max(slope, peak)
-        detail = f"fitted slope {_fmt(slope)} MiB/s, peak rate {_fmt(peak)} MiB/s over {len(points)} samples"
-        return CheckResult(name, type_name, rate <= limit, f"{_fmt(rate)} MiB/s", threshold, detail)
+        detail = text(
+            gettext_noop("fitted slope %(slope)s MiB/s, peak rate %(peak)s MiB/s over %(count)s samples"),
+            slope=_fmt(slope), peak=_fmt(peak), count=len(points),
+        )  # fmt: skip
+        measured = text(gettext_noop("%(rate)s MiB/s"), rate=_fmt(rate))
+        return CheckResult(name, type_name, rate <= limit, measured, threshold, detail)
 
 
 def peak_rate(points: list[tuple[float, float]]) -> float:
@@ -210,11 +245,15 @@ class Speedup(CheckType):
         result = outcome.result
         ratio_needed = float(options["min_ratio"])
         baseline = outcome.baseline.get("duration") or options.get("baseline_seconds")
-        threshold = f"≥ {_fmt(ratio_needed)}× faster than the faulty program"
+        threshold = text(gettext_noop("≥ %(ratio)s× faster than the faulty program"), ratio=_fmt(ratio_needed))
         if not baseline or result.duration is None or result.timed_out:
-            return CheckResult(name, type_name, False, "not measured", threshold, "no finished run or no baseline")
+            reason = text(gettext_noop("no finished run or no baseline"))
+            return CheckResult(name, type_name, False, text(NOT_MEASURED), threshold, reason)
         ratio = float(baseline) / max(result.duration, 1e-6)
-        detail = f"faulty baseline {_fmt(float(baseline))} s, this run {_fmt(result.duration)} s"
+        detail = text(
+            gettext_noop("faulty baseline %(baseline)s s, this run %(duration)s s"),
+            baseline=_fmt(float(baseline)), duration=_fmt(result.duration),
+        )  # fmt: skip
         return CheckResult(name, type_name, ratio >= ratio_needed, f"{_fmt(ratio)}×", threshold, detail)
 
 
@@ -230,8 +269,9 @@ class LossFinite(CheckType):
         need = int(options.get("min_reports", 1))
         bad = [v for v in losses if not math.isfinite(v)]
         passed = not bad and len(losses) >= need
-        measured = f"{len(losses)} losses reported, {len(bad)} not finite"
-        return CheckResult(name, type_name, passed, measured, f"≥ {need} reported, all finite")
+        measured = text(gettext_noop("%(count)s losses reported, %(bad)s not finite"), count=len(losses), bad=len(bad))
+        threshold = text(gettext_noop("≥ %(need)s reported, all finite"), need=need)
+        return CheckResult(name, type_name, passed, measured, threshold)
 
 
 class Counter(CheckType):
@@ -247,7 +287,7 @@ class Counter(CheckType):
         value = outcome.reported.counters.get(counter)
         threshold = f"{counter} {op} {_fmt(target)}"
         if value is None:
-            return CheckResult(name, type_name, False, "never counted", threshold)
+            return CheckResult(name, type_name, False, text(gettext_noop("never counted")), threshold)
         return CheckResult(name, type_name, OPS[op](value, target), _fmt(value), threshold)
 
 
@@ -273,3 +313,16 @@ def run_checks(checks: list[dict], outcome: Outcome) -> list[CheckResult]:
         result.gate = bool(check.get("gate", False)) and not kind.display_only
         results.append(result)
     return results
+
+
+def localized(check: dict) -> dict:
+    """A stored check result with its texts in the active language (stored English where no template)."""
+    from django.utils.translation import gettext
+
+    shown = dict(check)
+    for key, entry in (check.get("texts") or {}).items():
+        try:
+            shown[key] = gettext(entry["msgid"]) % entry["values"] if entry["values"] else gettext(entry["msgid"])
+        except (KeyError, TypeError, ValueError):
+            shown[key] = check.get(key, "")  # a template changed since this result was stored
+    return shown

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import difflib
 
+from django.utils.translation import gettext
+
+from labs.checks import localized
 from labs.models import Attempt, Lab, LabRun
 from labs.run_outcome import run_outcome
 from labs.scoring import FORMULA
@@ -54,7 +57,8 @@ def lab_run_payload(lab_run: LabRun, language: str | None, full: bool = True) ->
     if lab_run.kind == LabRun.Kind.FIX:
         data.update(
             passed=lab_run.passed, fix_percent=lab_run.fix_percent, score=lab_run.score,
-            score_detail=lab_run.score_detail, checks=lab_run.checks, graded=lab_run.graded_at is not None,
+            score_detail=lab_run.score_detail, checks=[localized(c) for c in lab_run.checks],
+            graded=lab_run.graded_at is not None,
         )  # fmt: skip
     return data
 
@@ -87,7 +91,7 @@ def attempt_payload(attempt: Attempt, language: str | None) -> dict:
         },
         "score": current_score(attempt),
         "best_score": attempt.best_score,
-        "formula": FORMULA,
+        "formula": gettext(FORMULA),
     }
 
 

@@ -21,13 +21,15 @@ from __future__ import annotations
 
 from django.db import transaction
 from django.db.models import Sum
+from django.utils.translation import gettext_noop
 
 from labs.checks import DISPLAY_TYPES
 from labs.models import Attempt, HintReveal, LabRun
 
 FIX_WEIGHT = 0.6
 DIAGNOSIS_WEIGHT = 0.4
-FORMULA = "score = max(0, round(0.6 × fix + 0.4 × diagnosis − hint costs))"
+# Stored with each score in English; pages show it translated.
+FORMULA = gettext_noop("score = max(0, round(0.6 × fix + 0.4 × diagnosis − hint costs))")
 DISPLAY, PRECONDITION, DISTINGUISHING = "display", "precondition", "distinguishing"
 
 

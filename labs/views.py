@@ -11,6 +11,7 @@ from django.views.decorators.http import require_POST
 
 from core.roles import Role, has_role
 from labs import services
+from labs.checks import localized
 from labs.loader import latest_version
 from labs.models import Attempt, Lab, LabRun
 from labs.presenters import attempt_payload, file_diffs, pick
@@ -148,6 +149,7 @@ def fix_result(request: HttpRequest, pk: int, run_pk: int) -> HttpResponse:
             "run": lab_run.run,
             "title": pick(attempt.version.spec["title"], language),
             "points": points,
+            "checks": [localized(check) for check in lab_run.checks],
             "diagnosis": detail,
             "formula": FORMULA,
             # Static findings are for the people who review a fix, not a verdict on it.

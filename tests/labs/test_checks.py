@@ -134,3 +134,35 @@ def test_an_early_spike_of_a_flat_program_is_not_a_leak():
     spiky = [(t, v + (40 * 2**20 if t == 1.0 else 0)) for t, v in flat]  # one 40 MiB blip, then flat for 18 s
     result = check("memory_slope", outcome(memory=spiky), max_mib_per_s=3, warmup_s=0)
     assert result.passed, result
+
+
+def test_check_texts_are_stored_in_english_and_shown_in_the_readers_language():
+    import json
+
+    from django.utils import translation
+
+    from labs.checks import localized
+
+    results = [
+        check("finished_in_time", outcome(duration=12.5), max_seconds=20),
+        check("finished_in_time", outcome(timed_out=True)),
+        check("ranks_exit_zero", outcome(oom_killed=True, exit_codes={"0": 137, "1": 0})),
+        check("memory_slope", outcome(memory=[(t, (100 + t) * 1048576) for t in range(20)]), max_mib_per_s=0.5),
+        check("speedup", outcome(duration=5.0, baseline={"duration": 20.0}), min_ratio=2),
+        check("metric", outcome(), metric="heldout_r2", op=">=", value=0.8),
+    ]
+    stored = json.loads(json.dumps([r.as_dict() for r in results]))  # as a LabRun keeps them
+    assert stored[0]["measured"] == "12.5 s" and stored[0]["threshold"] == "≤ 20 s"
+    assert stored[3]["threshold"] == "≤ 0.5 MiB/s after 3 s"
+    with translation.override("en"):
+        assert [localized(c)["threshold"] for c in stored] == [c["threshold"] for c in stored]
+    with translation.override("zh-hans"):
+        shown = [localized(c) for c in stored]
+    assert shown[0]["measured"] == "12.5 秒" and shown[0]["threshold"] == "≤ 20 秒"
+    assert shown[1]["measured"] == "到截止时间被终止"
+    assert shown[2]["measured"].endswith("（内存不足）") and shown[2]["threshold"] == "每个 rank 都以 0 退出"
+    assert shown[3]["threshold"] == "预热 3 秒后 ≤ 0.5 MiB/s" and "拟合斜率" in shown[3]["detail"]
+    assert shown[4]["threshold"] == "比故障程序快 2 倍及以上" and "故障程序基线 20 秒" in shown[4]["detail"]
+    assert shown[5]["measured"] == "未测得" and shown[5]["threshold"] == "heldout_r2 >= 0.8"
+    # A result stored before texts were kept is shown as it was stored.
+    assert localized({"measured": "old", "threshold": "x"}) == {"measured": "old", "threshold": "x"}
