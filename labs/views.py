@@ -111,6 +111,8 @@ def workspace_strings() -> dict[str, str]:
         "took": _(" in {seconds} s"),
         "first_nonfinite": _("First non-finite value ({value}) at step {step}, {rank}: marked × on the chart."),
         "steps_per_second": _("steps/s (from report times)"),
+        "log_not_found": _("not in the log"),
+        "log_line": _("line {line}"),
         "exit_codes": _(" — exit codes {codes}"),
         "diagnosis_score": _(
             "Diagnosis score {score}/100 — root cause {verdict}; evidence covers {percent}% of the rubric."

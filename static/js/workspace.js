@@ -174,12 +174,20 @@
     charts.throughput = makeChart("throughput", "step");
   }
 
+  // One colour per rank (and dashes for a rank's second series), so ranks stay apart when they overlap.
+  const RANK_COLOURS = ["#1f77b4", "#e67e22", "#2ca02c", "#9467bd", "#8c564b", "#17becf", "#7f7f7f", "#bcbd22"];
+  function colourOf(name) {
+    const match = /rank (\d+)/.exec(name);
+    return RANK_COLOURS[(match ? Number(match[1]) : 0) % RANK_COLOURS.length];
+  }
   function series(chart, name, marker) {
     let set = chart.data.datasets.find((d) => d.label === name);
     if (!set) {
+      const colour = colourOf(name);
       set = marker
         ? { label: name, data: [], showLine: false, pointStyle: "crossRot", pointRadius: 5, borderWidth: 1.5, borderColor: "#c0392b" }
-        : { label: name, data: [], pointRadius: 0, borderWidth: 1.5 };
+        : { label: name, data: [], pointRadius: 0, borderWidth: 1.5, borderColor: colour, backgroundColor: colour };
+      if (!marker && / CUDA reserved$/.test(name)) set.borderDash = [5, 3];
       chart.data.datasets.push(set);
     }
     return set.data;
@@ -332,6 +340,8 @@
   function follow(run) {
     if (live && live.timer) clearTimeout(live.timer);
     $("run-log").textContent = "";
+    $("log-find-state").textContent = "";
+    searchFrom = 0;
     $("tool-output").replaceChildren();
     resetCharts();
     for (const key of Object.keys(lastStep)) delete lastStep[key];
@@ -340,6 +350,54 @@
     setRunning(true);
     poll();
   }
+
+  // ---- log search --------------------------------------------------------------------
+  // The log is one growing text node once normalised; a match is selected and scrolled into view.
+  const ERROR_RE = /Traceback \(most recent call last\)|\b\w*(Error|Exception)\b|\bKilled\b|\bnan\b/;
+  let searchFrom = 0;
+  function showMatch(start, length) {
+    const log = $("run-log");
+    log.normalize();
+    const node = log.firstChild;
+    if (!node || start < 0) {
+      $("log-find-state").textContent = t("log_not_found");
+      return false;
+    }
+    const range = document.createRange();
+    range.setStart(node, start);
+    range.setEnd(node, start + length);
+    const selection = window.getSelection();
+    selection.removeAllRanges();
+    selection.addRange(range);
+    const box = range.getBoundingClientRect();
+    const frame = log.getBoundingClientRect();
+    log.scrollTop += box.top - frame.top - log.clientHeight / 3;
+    const line = log.textContent.slice(0, start).split("\n").length;
+    $("log-find-state").textContent = t("log_line", { line: line });
+    return true;
+  }
+  function findNext() {
+    const query = $("log-search").value;
+    if (!query) return;
+    const text = $("run-log").textContent;
+    let at = text.toLowerCase().indexOf(query.toLowerCase(), searchFrom);
+    if (at < 0 && searchFrom > 0) at = text.toLowerCase().indexOf(query.toLowerCase());
+    if (showMatch(at, query.length)) searchFrom = at + query.length;
+  }
+  $("log-find").addEventListener("click", findNext);
+  $("log-search").addEventListener("keydown", (event) => {
+    if (event.key === "Enter") {
+      event.preventDefault();
+      findNext();
+    }
+  });
+  $("log-search").addEventListener("input", () => {
+    searchFrom = 0;
+  });
+  $("log-first-error").addEventListener("click", () => {
+    const match = ERROR_RE.exec($("run-log").textContent);
+    showMatch(match ? match.index : -1, match ? match[0].length : 0);
+  });
 
   $("run-btn").addEventListener("click", () => start(false));
   $("fix-btn").addEventListener("click", () => start(true));

@@ -217,5 +217,15 @@ def test_a_nan_run_is_honest_on_charts_and_status(candidate_page, screenshot_dir
     assert markers >= 1
     page.locator("#chart-loss").scroll_into_view_if_needed()
     page.screenshot(path=str(screenshot_dir / "lab-nan-chart.png"), full_page=True)
+    # The log can be searched and jumps to the first error-looking line (here the first NaN loss).
+    log_lines = page.locator("#run-log").inner_text().splitlines()
+    first_nan = next(i for i, line in enumerate(log_lines, 1) if "nan" in line.split())
+    page.get_by_role("button", name="Jump to first error").click()
+    expect(page.locator("#log-find-state")).to_have_text(f"line {first_nan}")
+    page.get_by_label("Search the log").fill("saved model")
+    page.get_by_role("button", name="Find next").click()
+    saved = next(i for i, line in enumerate(log_lines, 1) if "saved model" in line)
+    expect(page.locator("#log-find-state")).to_have_text(f"line {saved}")
+    assert page.evaluate("window.getSelection().toString()") == "saved model"
     log_toggle.set_checked(not log_toggle.is_checked())
     assert page.evaluate(scale) == ("logarithmic" if log_toggle.is_checked() else "linear")
