@@ -5,26 +5,93 @@ sequences, so "learning rates" in an answer matches the synonym "learning
 rate"; synonyms with code characters (``clip_grad_norm_``, ``torch.isfinite``) and Chinese synonyms match
 as substrings of the normalised text. Deterministic, so a candidate can see
 exactly why a point counted.
+
+A concept earns full credit only inside a sentence that says something: one with a verb, a relation
+or a number. Terms that appear only in bare lists ("fp16; GradScaler; bf16") earn ``LIST_CREDIT`` of a
+concept each, so a keyword list scores a small fraction and its feedback says why.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 from questions.textsearch import CJK_RUN_RE, normalize, stem
 
 WORD_RE = re.compile(r"[a-z0-9]+")
 PLAIN_PHRASE_RE = re.compile(r"^[a-z0-9 \-]+$")
+LIST_CREDIT = 0.25
+# Sentence ends: ". " (not the dot of torch.isfinite or 1.5), other end marks, semicolons, line breaks.
+SENTENCE_END_RE = re.compile(r"(?<=[.!?])\s+|[;；。！？!?\n]+")
+# Words that make a group of terms into a statement. Deliberately broad: the rule only has to tell a
+# sentence from a list of nouns, not judge whether the sentence is right.
+VERB_CUES = frozenset(
+    """is are was were be been being am isn aren wasn weren do does did don doesn didn done has have had
+    hasn haven can cannot could couldn will won would wouldn should shouldn must may might shall
+    cause causes caused causing make makes made mean means meant show shows showed shown lead leads led
+    give gives gave get gets got become becomes became keep keeps kept stop stops stopped use uses used
+    using need needs needed turn turns turned run runs ran grow grows grew rise rises rose drop drops
+    dropped fall falls fell fail fails failed return returns returned overflow overflows overflowed
+    underflow underflows wait waits waited hang hangs hung block blocks blocked hold holds held send
+    sends sent split splits take takes took put puts set sets let lets fix fixes fixed avoid avoids
+    prevent prevents reduce reduces increase increases add adds remove removes check checks compare
+    compares change changes changed move moves moved call calls called write writes wrote read reads
+    depends depend happens happen happened appears appear appeared because therefore so since if when
+    while whereas unless until than via""".split()
+)
+# Small words that prose has and a list of terms lacks ("SSO with the bank's identity provider").
+FUNCTION_WORDS = frozenset(
+    "the a an of to in on with by for from per before after between into at as than each every all its their "
+    "this that these those only not no across over under within without around through against about".split()
+)
+ZH_CUES = re.compile(
+    r"是|会|能|要|导致|造成|引起|因为|所以|因此|如果|使|让|把|被|用|有|在|出现|变成|变为|超过|低于|高于|等于|"
+    r"需要|可以|应该|不能|减少|增加|降低|提高|发现|说明|表明|看到|检查|对比|比较|保证|避免|防止|解决|修复|"
+    r"等待|卡住|阻塞|溢出|下溢|释放|占用|增长|上升|下降|做|到|给|对|为|从|向|按|将|再|先|并|而|则|就|都|也|还|才|的|"
+    r"部署|执行|运行|调用|设置|配置|开启|关闭|记录|上报|一个|每个|所有"
+)
+# A number on its own (not the 16 of fp16) or a relation sign.
+RELATION_RE = re.compile(r"(?<![a-z_\d.])\d+(?:\.\d+)?(?![a-z_\d])|[=<>≤≥≈→×÷]")
+CJK_CHAR_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+FENCE_RE = re.compile(r"^\s*(```|~~~)")
+
+
+def sentences(text: str) -> list[tuple[str, bool]]:
+    """(sentence, is it code or a table row); code and table rows stay whole lines."""
+    parts: list[tuple[str, bool]] = []
+    in_code = False
+    for line in text.splitlines():
+        if FENCE_RE.match(line):
+            in_code = not in_code
+            continue
+        if in_code or line.lstrip().startswith("|"):
+            if line.strip(" |-:"):
+                parts.append((line.strip(), True))
+            continue
+        parts.extend((part.strip(), False) for part in SENTENCE_END_RE.split(line) if part and part.strip())
+    return parts
+
+
+def makes_claim(sentence: str) -> bool:
+    """A verb, prose or a relation in a sentence of a few words, not a bare group of terms."""
+    folded = normalize(sentence)
+    words = WORD_RE.findall(folded)
+    size = len(words) + len(CJK_CHAR_RE.findall(folded)) // 2
+    if size < 4:
+        return False
+    if any(word in VERB_CUES for word in words) or ZH_CUES.search(folded):
+        return True
+    return size >= 5 and (any(word in FUNCTION_WORDS for word in words) or bool(RELATION_RE.search(folded)))
 
 
 @dataclass(frozen=True)
 class PointCoverage:
     key: str
     weight: int
-    found: list[str]  # the synonym that matched, one per concept found
+    found: list[str]  # the synonym that matched in a sentence that makes a claim, one per concept found
     missing: list[str]  # the first synonym of each concept not found
     fraction: float
+    listed: list[str] = field(default_factory=list)  # named only in a bare list of terms: LIST_CREDIT each
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -48,21 +115,40 @@ class AnswerText:
         return term in self.folded
 
 
-def point_coverage(answer: AnswerText, key: str, weight: int, concepts: list[list[str]]) -> PointCoverage:
-    found, missing = [], []
+class Answer:
+    """An answer as its claim-making sentences and its whole text."""
+
+    def __init__(self, text: str) -> None:
+        self.whole = AnswerText(text)
+        # Code and table rows are statements in their own form: a command, a comparison.
+        self.claims = [AnswerText(part) for part, structured in sentences(text) if structured or makes_claim(part)]
+
+    def in_claim(self, synonym: str) -> bool:
+        return any(claim.contains(synonym) for claim in self.claims)
+
+
+def point_coverage(answer: Answer, key: str, weight: int, concepts: list[list[str]]) -> PointCoverage:
+    found, listed, missing = [], [], []
     for synonyms in concepts:
-        hit = next((s for s in synonyms if answer.contains(s)), None)
-        if hit is None:
-            missing.append(synonyms[0])
-        else:
+        hit = next((s for s in synonyms if answer.in_claim(s)), None)
+        if hit is not None:
             found.append(hit)
-    fraction = len(found) / len(concepts) if concepts else 0.0
-    return PointCoverage(key=key, weight=weight, found=found, missing=missing, fraction=round(fraction, 3))
+            continue
+        bare = next((s for s in synonyms if answer.whole.contains(s)), None)
+        if bare is not None:
+            listed.append(bare)
+        else:
+            missing.append(synonyms[0])
+    credit = len(found) + LIST_CREDIT * len(listed)
+    fraction = credit / len(concepts) if concepts else 0.0
+    return PointCoverage(
+        key=key, weight=weight, found=found, missing=missing, fraction=round(fraction, 3), listed=listed
+    )
 
 
 def answer_coverage(text: str, rubric: list[tuple[str, int, list[list[str]]]]) -> tuple[list[PointCoverage], int]:
     """Coverage of each rubric point and the weighted percentage over the whole rubric."""
-    answer = AnswerText(text)
+    answer = Answer(text)
     points = [point_coverage(answer, key, weight, concepts) for key, weight, concepts in rubric]
     total = sum(p.weight for p in points)
     percent = round(100 * sum(p.weight * p.fraction for p in points) / total) if total else 0

@@ -445,6 +445,7 @@
       const li = document.createElement("li");
       const label = document.documentElement.lang.startsWith("zh") ? point.label.zh : point.label.en;
       li.textContent = t("point", { label: label, found: point.found.join(", ") || "–", missing: point.missing.join(", ") || "–" });
+      if (point.listed && point.listed.length) li.textContent += t("point_listed", { listed: point.listed.join(", ") });
       list.appendChild(li);
     }
     box.append(p, list);

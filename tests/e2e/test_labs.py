@@ -111,8 +111,13 @@ def record_baseline(attempt: Attempt) -> None:
 def diagnose(page, lab: Lab) -> None:
     diagnosis = lab.current.spec["diagnosis"]
     page.locator(f"input[name=root_cause][value={diagnosis['correct']}]").check()
-    evidence = "; ".join(concept[0] for point in diagnosis["rubric"] for concept in point["concepts"])
-    page.locator("#evidence").fill(f"What I observed: {evidence}.")
+    # One sentence per concept: a bare list of terms would earn only a quarter of each.
+    evidence = " ".join(
+        f"The run showed that {concept[0]} is part of what went wrong."
+        for point in diagnosis["rubric"]
+        for concept in point["concepts"]
+    )
+    page.locator("#evidence").fill(evidence)
     page.get_by_role("button", name="Submit diagnosis").click()
     expect(page.locator(".diagnosis-score")).to_contain_text("Diagnosis score 100/100")
 
