@@ -37,7 +37,9 @@ VERB_CUES = frozenset(
     prevent prevents reduce reduces increase increases add adds remove removes check checks compare
     compares change changes changed move moves moved call calls called write writes wrote read reads
     depends depend happens happen happened appears appear appeared because therefore so since if when
-    while whereas unless until than via""".split()
+    while whereas unless until than via lower raise normalise normalize standardise standardize clip cast
+    enable disable print dump profile restart retry replace rewrite load save test measure verify inspect
+    try switch wrap pin drain cordon isolate reproduce capture collect monitor alert limit cap shard skip""".split()
 )
 # Small words that prose has and a list of terms lacks ("SSO with the bank's identity provider").
 FUNCTION_WORDS = frozenset(
@@ -48,7 +50,9 @@ ZH_CUES = re.compile(
     r"是|会|能|要|导致|造成|引起|因为|所以|因此|如果|使|让|把|被|用|有|在|出现|变成|变为|超过|低于|高于|等于|"
     r"需要|可以|应该|不能|减少|增加|降低|提高|发现|说明|表明|看到|检查|对比|比较|保证|避免|防止|解决|修复|"
     r"等待|卡住|阻塞|溢出|下溢|释放|占用|增长|上升|下降|做|到|给|对|为|从|向|按|将|再|先|并|而|则|就|都|也|还|才|的|"
-    r"部署|执行|运行|调用|设置|配置|开启|关闭|记录|上报|一个|每个|所有"
+    r"部署|执行|运行|调用|设置|配置|开启|关闭|记录|上报|一个|每个|所有|提供|允许|加入|退出|使用|支持|包括|包含|"
+    r"查看|看|或|以|及|中|上|下|内|时|后|前|里|通过|经过|遵循|按照|进行|打上|产出|去掉|保持|监控|隔离|授权|访问|"
+    r"放在|开放|分配|互联|追踪|注册|匹配|共享|验证|读取|腾出|容纳|切分|拆分|合并|缓存|压缩|量化"
 )
 # A number on its own (not the 16 of fp16) or a relation sign.
 RELATION_RE = re.compile(r"(?<![a-z_\d.])\d+(?:\.\d+)?(?![a-z_\d])|[=<>≤≥≈→×÷]")
@@ -72,16 +76,31 @@ def sentences(text: str) -> list[tuple[str, bool]]:
     return parts
 
 
+PRONOUNS = frozenset("and or it we i you they he she one".split())
+# Share of a sentence's words that must be verbs, small words or numbers for it to count as a statement.
+# Prose runs at 30-50 %; a list of terms, even with one verb slipped in, stays near 5 %.
+CLAIM_DENSITY = 0.12
+ZH_CLAUSE_SPLIT_RE = re.compile(r"[,，、/;；:：()（）]")
+
+
 def makes_claim(sentence: str) -> bool:
-    """A verb, prose or a relation in a sentence of a few words, not a bare group of terms."""
+    """A statement in a few words, not a bare group of terms: enough verbs, small words or numbers.
+
+    English and Chinese are judged apart, each on its own words: a Chinese sentence full of English
+    product names is still Chinese prose if its Chinese part reads as one."""
     folded = normalize(sentence)
     words = WORD_RE.findall(folded)
-    size = len(words) + len(CJK_CHAR_RE.findall(folded)) // 2
-    if size < 4:
-        return False
-    if any(word in VERB_CUES for word in words) or ZH_CUES.search(folded):
+    numbers = len(RELATION_RE.findall(folded))
+    cues = sum(word in VERB_CUES or word in FUNCTION_WORDS or word in PRONOUNS for word in words)
+    if len(words) >= 4 and (cues + numbers) / len(words) >= CLAIM_DENSITY:
         return True
-    return size >= 5 and (any(word in FUNCTION_WORDS for word in words) or bool(RELATION_RE.search(folded)))
+    # Chinese: some clause between list marks reads as a statement (a cue among a few characters), so
+    # "学习率，降低，梯度裁剪" stays a list while "架构是模型的函数形式：有哪些层、……" is prose that enumerates.
+    for clause in ZH_CLAUSE_SPLIT_RE.split(folded):
+        size = len(CJK_CHAR_RE.findall(clause)) + 2 * len(WORD_RE.findall(clause))  # an English word ~ 2 characters
+        if size >= 6 and (ZH_CUES.search(clause) or RELATION_RE.search(clause)):
+            return True
+    return False
 
 
 @dataclass(frozen=True)
@@ -92,6 +111,7 @@ class PointCoverage:
     missing: list[str]  # the first synonym of each concept not found
     fraction: float
     listed: list[str] = field(default_factory=list)  # named only in a bare list of terms: LIST_CREDIT each
+    evidence: list[str] = field(default_factory=list)  # the sentence that earned each found concept
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -99,6 +119,7 @@ class PointCoverage:
 
 class AnswerText:
     def __init__(self, text: str) -> None:
+        self.text = text
         self.folded = normalize(text)
         self.squashed = re.sub(r"\s+", "", self.folded)
         self.stems = " " + " ".join(stem(w) for w in WORD_RE.findall(self.folded)) + " "
@@ -123,16 +144,19 @@ class Answer:
         # Code and table rows are statements in their own form: a command, a comparison.
         self.claims = [AnswerText(part) for part, structured in sentences(text) if structured or makes_claim(part)]
 
-    def in_claim(self, synonym: str) -> bool:
-        return any(claim.contains(synonym) for claim in self.claims)
+    def claim_with(self, synonym: str) -> str | None:
+        """The first claim-making sentence that contains the synonym."""
+        return next((claim.text for claim in self.claims if claim.contains(synonym)), None)
 
 
 def point_coverage(answer: Answer, key: str, weight: int, concepts: list[list[str]]) -> PointCoverage:
-    found, listed, missing = [], [], []
+    found, listed, missing, evidence = [], [], [], []
     for synonyms in concepts:
-        hit = next((s for s in synonyms if answer.in_claim(s)), None)
+        hit = next(((s, sentence) for s in synonyms if (sentence := answer.claim_with(s)) is not None), None)
         if hit is not None:
-            found.append(hit)
+            found.append(hit[0])
+            if hit[1] not in evidence:
+                evidence.append(hit[1][:300])
             continue
         bare = next((s for s in synonyms if answer.whole.contains(s)), None)
         if bare is not None:
@@ -142,8 +166,9 @@ def point_coverage(answer: Answer, key: str, weight: int, concepts: list[list[st
     credit = len(found) + LIST_CREDIT * len(listed)
     fraction = credit / len(concepts) if concepts else 0.0
     return PointCoverage(
-        key=key, weight=weight, found=found, missing=missing, fraction=round(fraction, 3), listed=listed
-    )
+        key=key, weight=weight, found=found, missing=missing, fraction=round(fraction, 3), listed=listed,
+        evidence=evidence,
+    )  # fmt: skip
 
 
 def answer_coverage(text: str, rubric: list[tuple[str, int, list[list[str]]]]) -> tuple[list[PointCoverage], int]:
@@ -153,3 +178,13 @@ def answer_coverage(text: str, rubric: list[tuple[str, int, list[list[str]]]]) -
     total = sum(p.weight for p in points)
     percent = round(100 * sum(p.weight * p.fraction for p in points) / total) if total else 0
     return points, percent
+
+
+def point_report(point: PointCoverage, label: str) -> dict:
+    """One rubric point as ``scoreanswer``/``scorediagnosis`` print it (a stable shape for reviewers)."""
+    state = "found" if point.fraction >= 1 else "partly found" if point.fraction > 0 else "missed"
+    return {
+        "key": point.key, "label": label, "state": state, "fraction": point.fraction, "weight": point.weight,
+        "found": point.found, "listed": point.listed, "missing": point.missing, "evidence": point.evidence,
+        "misconception": None,  # misconception rules are not part of the rubric format yet
+    }  # fmt: skip

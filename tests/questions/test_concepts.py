@@ -52,6 +52,7 @@ KEYWORD_LISTS = [
     "detect_anomaly hook",
     "- learning rate\n- isnan\n- GradScaler\n- bf16\n- log eps\n- clip_grad_norm_\n- detect_anomaly",
     "学习率 降低；isnan；GradScaler；bf16；log eps；梯度裁剪；detect_anomaly",
+    "学习率，降低，isnan，GradScaler，bf16，梯度裁剪，detect_anomaly",
 ]
 
 
