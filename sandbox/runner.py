@@ -282,6 +282,12 @@ def _execute(run: Run, backend: str, hostname: str, gpu_index: int | None = None
                     last_flush = time.monotonic()
         finally:
             watcher.stop()
+        if watcher.deadline_stacks is not None:
+            status, output = watcher.deadline_stacks
+            RunDiagnostic.objects.create(
+                run_id=run.pk, kind=RunDiagnostic.Kind.STACKS, status=status, output=output,
+                finished_at=timezone.now(),
+            )  # fmt: skip
         execution = box.finish()
         state.flush()
         if judge_for(run.purpose) is None:
@@ -289,6 +295,21 @@ def _execute(run: Run, backend: str, hostname: str, gpu_index: int | None = None
             # needs to wait for). Judged runs are judged only once the container is gone.
             return _record_result(run, state, execution, watcher)
     return _record_result(run, state, execution, watcher)
+
+
+DEADLINE_STACKS_SECONDS = 10
+DEADLINE_STACKS_NOTE = "Captured automatically at the deadline, just before the run was killed."
+
+
+def stacks_at_deadline(box) -> tuple[str, str]:
+    """Every rank's stack as the deadline hits: a hang or a stall stays diagnosable after the run is over,
+    even for a candidate who was not watching when it froze. Bounded, and never in the way of the kill.
+    Returns (status, output) for a RunDiagnostic the runner's own thread records."""
+    try:
+        output, status = box.diagnose("stacks", timeout=DEADLINE_STACKS_SECONDS), "done"
+    except Exception as exc:  # noqa: BLE001 - the kill that follows matters more than this dump
+        output, status = f"stack dump failed: {first_line(exc)}", "failed"
+    return status, f"{DEADLINE_STACKS_NOTE}\n{output}"[:200_000]
 
 
 class _Watcher(threading.Thread):
@@ -302,6 +323,7 @@ class _Watcher(threading.Thread):
         self.deadline = deadline_monotonic
         self.timed_out = False
         self.cancelled = False
+        self.deadline_stacks: tuple[str, str] | None = None
         self._halt = threading.Event()
 
     def stop(self) -> None:
@@ -313,6 +335,7 @@ class _Watcher(threading.Thread):
             while not self._halt.wait(0.4):
                 if time.monotonic() >= self.deadline:
                     self.timed_out = True
+                    self.deadline_stacks = stacks_at_deadline(self.box)
                     self.box.kill()
                     return
                 if Run.objects.filter(pk=self.run_id, cancel_requested=True).exists():

@@ -61,6 +61,10 @@ def test_busy_loop_and_sleep_are_killed_at_the_deadline(settings, backend, hang)
     run = run_program(settings, backend, hang, timeout_seconds=5)
     assert run.status == "failed" and run.timed_out
     assert time.monotonic() - started < 5 + 20
+    # Every rank's stack was taken as the deadline hit, for diagnosis after the run.
+    [stacks] = run.diagnostics.all()
+    assert stacks.kind == "stacks" and stacks.status == "done", stacks.output
+    assert stacks.output.startswith("Captured automatically at the deadline") and "main.py" in stacks.output
     if backend == "docker":
         assert containers_of(run) == []
 
