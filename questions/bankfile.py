@@ -43,11 +43,25 @@ class BankFileError(ValueError):
 
 
 @dataclass(frozen=True)
+class MisconceptionSpec:
+    """A wrong claim about a rubric point: every group of ``pattern`` in one sentence, not negated."""
+
+    pattern: list[list[str]]
+    explanation: dict[str, str]
+    penalty: float = 1.0  # share of the point it takes away
+
+    def as_dict(self) -> dict:
+        return {"pattern": self.pattern, "en": self.explanation["en"], "zh": self.explanation["zh"],
+                "penalty": self.penalty}  # fmt: skip
+
+
+@dataclass(frozen=True)
 class RubricPointSpec:
     key: str
     weight: int
     text: dict[str, str]
     concepts: list[list[str]]
+    misconceptions: list[MisconceptionSpec] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -239,7 +253,36 @@ def _rubric_point(path: Path, index: int, raw: object) -> RubricPointSpec:
         if len(terms) != len(group):
             raise BankFileError(path, f"{where}.concepts[{j}]", "has an empty synonym")
         groups.append(terms)
-    return RubricPointSpec(key=key, weight=weight, text=text, concepts=groups)
+    misconceptions = [
+        _misconception(path, f"{where}.misconceptions[{j}]", item)
+        for j, item in enumerate(_list(path, f"{where}.misconceptions", raw.get("misconceptions", [])))
+    ]
+    return RubricPointSpec(key=key, weight=weight, text=text, concepts=groups, misconceptions=misconceptions)
+
+
+def _list(path: Path, where: str, raw: object) -> list:
+    if not isinstance(raw, list):
+        raise BankFileError(path, where, "must be a list")
+    return raw
+
+
+def _misconception(path: Path, where: str, raw: object) -> MisconceptionSpec:
+    if not isinstance(raw, dict):
+        raise BankFileError(path, where, "must be a mapping with pattern, en and zh")
+    pattern = raw.get("pattern")
+    if not isinstance(pattern, list) or not 2 <= len(pattern) <= 5:
+        raise BankFileError(path, f"{where}.pattern", "must be 2–5 synonym lists, all met in one sentence")
+    groups = []
+    for j, group in enumerate(pattern):
+        terms = [str(t).strip() for t in group] if isinstance(group, list) else []
+        if not terms or not all(terms):
+            raise BankFileError(path, f"{where}.pattern[{j}]", "must be a non-empty list of non-empty synonyms")
+        groups.append(terms)
+    penalty = raw.get("penalty", 1.0)
+    if isinstance(penalty, bool) or not isinstance(penalty, (int, float)) or not 0 < penalty <= 1:
+        raise BankFileError(path, f"{where}.penalty", f"must be a number in (0, 1], got {penalty!r}")
+    explanation = _bilingual(path, where, {lang: raw.get(lang) for lang in LANGS})
+    return MisconceptionSpec(pattern=groups, explanation=explanation, penalty=float(penalty))
 
 
 def _bilingual(path: Path, where: str, raw: object) -> dict[str, str]:

@@ -112,6 +112,7 @@ class PointCoverage:
     fraction: float
     listed: list[str] = field(default_factory=list)  # named only in a bare list of terms: LIST_CREDIT each
     evidence: list[str] = field(default_factory=list)  # the sentence that earned each found concept
+    contradicted: list[dict] = field(default_factory=list)  # {sentence, en, zh}: a misconception it states
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -123,6 +124,22 @@ class AnswerText:
         self.folded = normalize(text)
         self.squashed = re.sub(r"\s+", "", self.folded)
         self.stems = " " + " ".join(stem(w) for w in WORD_RE.findall(self.folded)) + " "
+
+    def position(self, synonym: str) -> tuple[int, int] | None:
+        """(start, end) in the folded text of the synonym's first match, or None."""
+        if not self.contains(synonym):
+            return None
+        term = normalize(synonym).strip()
+        if PLAIN_PHRASE_RE.match(term) and not CJK_RUN_RE.search(term):
+            wanted = [stem(w) for w in WORD_RE.findall(term)]
+            words = list(WORD_RE.finditer(self.folded))
+            for i in range(len(words) - len(wanted) + 1):
+                if [stem(m.group()) for m in words[i : i + len(wanted)]] == wanted:
+                    return words[i].start(), words[i + len(wanted) - 1].end()
+        at = self.folded.find(term)
+        if at < 0:  # Chinese matched with spaces in between: locate its first character
+            at = self.folded.find(re.sub(r"\s+", "", term)[:1])
+        return (at, at + len(term)) if at >= 0 else (0, len(self.folded))
 
     def contains(self, synonym: str) -> bool:
         term = normalize(synonym).strip()
@@ -136,6 +153,25 @@ class AnswerText:
         return term in self.folded
 
 
+NEGATION_WORDS = frozenset("not no never nor neither cannot doesn don isn aren wasn weren won didn hasn haven".split())
+NEGATION_PHRASES = ("rather than", "instead of", "as opposed to")
+ZH_NEGATION_RE = re.compile(r"不|没|未|并非|而非|无法|别")
+# Words that call the whole statement wrong, wherever they stand ("… are misleading", "这是误导").
+REJECTION_WORDS = frozenset("misleading wrong myth incorrect false mistaken misconception".split())
+ZH_REJECTION_RE = re.compile(r"误导|错误|误区|谬误|说法不对")
+
+
+def denies(folded: str) -> bool:
+    """Does this stretch of text deny or contrast ("is not", "rather than", "不是", "而不是")?"""
+    if any(word in NEGATION_WORDS for word in WORD_RE.findall(folded)):
+        return True
+    return any(phrase in folded for phrase in NEGATION_PHRASES) or bool(ZH_NEGATION_RE.search(folded))
+
+
+def rejects(folded: str) -> bool:
+    return any(word in REJECTION_WORDS for word in WORD_RE.findall(folded)) or bool(ZH_REJECTION_RE.search(folded))
+
+
 class Answer:
     """An answer as its claim-making sentences and its whole text."""
 
@@ -144,12 +180,35 @@ class Answer:
         # Code and table rows are statements in their own form: a command, a comparison.
         self.claims = [AnswerText(part) for part, structured in sentences(text) if structured or makes_claim(part)]
 
+    def states(self, pattern: list[list[str]]) -> str | None:
+        """The first claim that asserts ``pattern``: a synonym of every group, with no denial between the
+        first and the last of them (nor just before), and nothing in the sentence calling it wrong.
+        "1F1B does not reduce the bubble" and "diagrams showing 1F1B with a smaller bubble are misleading"
+        deny it; "the CPU is idle, which means I/O bound, so the main thread is not it" asserts it."""
+        for claim in self.claims:
+            spans = []
+            for group in pattern:
+                hits = [claim.position(s) for s in group]
+                hits = [h for h in hits if h is not None]
+                if not hits:
+                    break
+                spans.append(min(hits))
+            else:
+                folded = claim.folded
+                start, end = min(s for s, _ in spans), max(e for _, e in spans)
+                window = folded[max(0, start - 12) : end]
+                if not denies(window) and not rejects(folded):
+                    return claim.text
+        return None
+
     def claim_with(self, synonym: str) -> str | None:
         """The first claim-making sentence that contains the synonym."""
         return next((claim.text for claim in self.claims if claim.contains(synonym)), None)
 
 
-def point_coverage(answer: Answer, key: str, weight: int, concepts: list[list[str]]) -> PointCoverage:
+def point_coverage(
+    answer: Answer, key: str, weight: int, concepts: list[list[str]], misconceptions: list[dict] | None = None
+) -> PointCoverage:
     found, listed, missing, evidence = [], [], [], []
     for synonyms in concepts:
         hit = next(((s, sentence) for s in synonyms if (sentence := answer.claim_with(s)) is not None), None)
@@ -165,16 +224,24 @@ def point_coverage(answer: Answer, key: str, weight: int, concepts: list[list[st
             missing.append(synonyms[0])
     credit = len(found) + LIST_CREDIT * len(listed)
     fraction = credit / len(concepts) if concepts else 0.0
+    contradicted = []
+    for wrong in misconceptions or []:
+        sentence = answer.states(wrong["pattern"])
+        if sentence is not None:
+            contradicted.append({"sentence": sentence[:300], "en": wrong["en"], "zh": wrong["zh"]})
+            fraction = max(0.0, fraction - float(wrong.get("penalty", 1.0)))
     return PointCoverage(
         key=key, weight=weight, found=found, missing=missing, fraction=round(fraction, 3), listed=listed,
-        evidence=evidence,
+        evidence=evidence, contradicted=contradicted,
     )  # fmt: skip
 
 
-def answer_coverage(text: str, rubric: list[tuple[str, int, list[list[str]]]]) -> tuple[list[PointCoverage], int]:
-    """Coverage of each rubric point and the weighted percentage over the whole rubric."""
+def answer_coverage(text: str, rubric: list[tuple]) -> tuple[list[PointCoverage], int]:
+    """Coverage of each rubric point and the weighted percentage over the whole rubric.
+
+    ``rubric``: (key, weight, concepts) or (key, weight, concepts, misconceptions) per point."""
     answer = Answer(text)
-    points = [point_coverage(answer, key, weight, concepts) for key, weight, concepts in rubric]
+    points = [point_coverage(answer, *point) for point in rubric]
     total = sum(p.weight for p in points)
     percent = round(100 * sum(p.weight * p.fraction for p in points) / total) if total else 0
     return points, percent
@@ -182,9 +249,12 @@ def answer_coverage(text: str, rubric: list[tuple[str, int, list[list[str]]]]) -
 
 def point_report(point: PointCoverage, label: str) -> dict:
     """One rubric point as ``scoreanswer``/``scorediagnosis`` print it (a stable shape for reviewers)."""
-    state = "found" if point.fraction >= 1 else "partly found" if point.fraction > 0 else "missed"
+    if point.contradicted:
+        state = "contradicted"
+    else:
+        state = "found" if point.fraction >= 1 else "partly found" if point.fraction > 0 else "missed"
     return {
         "key": point.key, "label": label, "state": state, "fraction": point.fraction, "weight": point.weight,
         "found": point.found, "listed": point.listed, "missing": point.missing, "evidence": point.evidence,
-        "misconception": None,  # misconception rules are not part of the rubric format yet
+        "misconception": point.contradicted[0] if point.contradicted else None,
     }  # fmt: skip

@@ -31,7 +31,7 @@ from questions.services import TOPIC_COUNTS_CACHE_KEY
 from questions.textsearch import text_terms
 
 # Bump when rendering or indexing changes so unchanged files are re-processed.
-PIPELINE_VERSION = "1"
+PIPELINE_VERSION = "2"
 TERM_WEIGHTS = {"title": 4, "tags": 3, "concepts": 2, "topic": 2, "prompt": 1}
 
 
@@ -190,6 +190,7 @@ def _apply_spec(question: Question, spec: QuestionSpec, topic: Topic, digest: st
             text_en=point.text["en"],
             text_zh=point.text["zh"],
             concepts=point.concepts,
+            misconceptions=[m.as_dict() for m in point.misconceptions],
         )
         for i, point in enumerate(spec.rubric)
     )

@@ -137,6 +137,9 @@ class RubricPoint(BilingualMixin, models.Model):
     text_en = models.TextField()
     text_zh = models.TextField()
     concepts = models.JSONField(help_text="List of synonym lists, both languages mixed.")
+    misconceptions = models.JSONField(
+        default=list, blank=True, help_text="Wrong claims: {pattern, en, zh, penalty}; see questions.concepts."
+    )
 
     class Meta:
         ordering = ["question", "position"]

@@ -35,8 +35,8 @@ def reveal_answer(user, question: Question) -> Reveal:
     return reveal
 
 
-def rubric_tuples(question: Question) -> list[tuple[str, int, list[list[str]]]]:
-    return [(p.key, p.weight, p.concepts) for p in question.rubric.all()]
+def rubric_tuples(question: Question) -> list[tuple]:
+    return [(p.key, p.weight, p.concepts, p.misconceptions) for p in question.rubric.all()]
 
 
 @transaction.atomic

@@ -142,7 +142,14 @@ def attempt(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     else:
         form = SelfScoreForm(question, initial=answer.self_scores or {})
     coverage = [
-        {"point": points[c["key"]], "text": points[c["key"]].localized("text", lang), **c}
+        {
+            "point": points[c["key"]],
+            "text": points[c["key"]].localized("text", lang),
+            **c,
+            "wrong": [
+                {"sentence": w["sentence"], "why": w["zh" if lang == "zh" else "en"]} for w in c.get("contradicted", [])
+            ],
+        }  # fmt: skip
         for c in answer.coverage
         if c["key"] in points
     ]

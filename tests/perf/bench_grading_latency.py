@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import statistics
 import sys
 import tempfile
@@ -73,8 +74,8 @@ def main() -> int:
         from sandbox import judging, runner
         from sandbox.models import Run
 
-        call_command("loadbank", verbosity=0)
-        call_command("loadlabs", verbosity=0)
+        call_command("loadbank", verbosity=0, stdout=io.StringIO())
+        call_command("loadlabs", verbosity=0, stdout=io.StringIO())
         lab = Lab.objects.get(slug=args.lab)
         version = lab.versions.order_by("-number").first()
         version.validated_at = timezone.now()

@@ -1,3 +1,5 @@
+import pytest
+
 from questions.concepts import answer_coverage
 
 RUBRIC = [
@@ -78,3 +80,81 @@ def test_code_blocks_and_table_rows_count_as_statements():
     rubric = [("sync", 1, [["synchronize"]]), ("compare", 1, [["allclose"]])]
     answer = "Time it properly:\n```python\ntorch.npu.synchronize()\n```\n| check | torch.allclose(a, b) |\n"
     assert answer_coverage(answer, rubric)[1] == 100
+
+
+def bank_point(slug: str, key: str, answer: str):
+    points, percent = answer_coverage(answer, bank_rubric_full(slug))
+    return next(p for p in points if p.key == key), percent
+
+
+def bank_rubric_full(slug: str) -> list:
+    from questions.bankfile import iter_question_files, load_topics, parse_question
+
+    topics = {t.slug for t in load_topics()}
+    path = next(p for p in iter_question_files() if p.stem == slug)
+    return [
+        (p.key, p.weight, p.concepts, [m.as_dict() for m in p.misconceptions])
+        for p in parse_question(path, topics).rubric
+    ]
+
+
+PIPE = ("pipeline-parallel-bubbles", "gpipe-vs-1f1b")
+BF16 = ("llama3-bf16-rope-precision-npu", "bf16-precision-not-range")
+CLAMP = ("intermittent-nan-accelerator-stack-bug", "clamp-vs-nan")
+CPU = ("low-gpu-util-idle-cpu", "one-core-hidden")
+WRONG_CLAIMS = [
+    (PIPE, "1F1B reduces the bubble compared to GPipe, and it saves activation memory."),
+    (PIPE, "与 GPipe 相比，1F1B 减少了气泡，也节省了激活显存。"),
+    (BF16, "bf16 overflows at 65504 like fp16, so precision is fine but range is the problem."),
+    (BF16, "bf16 和 fp16 一样会在 65504 溢出，这就是精度问题的原因。"),
+    (CLAMP, "clamp removes the NaN, so it fixes it; the values propagate normally afterwards."),
+    (CPU, "The CPU is idle, which means the job is I/O bound, so the main thread is not the problem."),
+]
+DENIED = [
+    (PIPE, "1F1B does not reduce the bubble compared to GPipe; it saves activation memory."),
+    (PIPE, "1F1B 并不减少气泡，它节省的是激活显存。"),
+    (CLAMP, "clamp does not remove the NaN: it passes straight through."),
+    (BF16, "fp16 overflows at 65504; bf16 has fp32's range, so its problem is precision, not overflow."),
+]
+
+
+@pytest.mark.parametrize(("where", "answer"), WRONG_CLAIMS)
+def test_a_wrong_claim_is_contradicted_with_an_explanation(where, answer):
+    point, _ = bank_point(*where, answer)
+    assert point.contradicted and point.fraction <= 0.4, point
+    assert point.contradicted[0]["sentence"] and point.contradicted[0]["en"] and point.contradicted[0]["zh"]
+
+
+@pytest.mark.parametrize(("where", "answer"), DENIED)
+def test_the_same_words_denied_are_not_a_misconception(where, answer):
+    point, _ = bank_point(*where, answer)
+    assert not point.contradicted, point
+
+
+def test_no_reference_answer_states_a_misconception_of_its_own_rubric():
+    from questions.bankfile import iter_question_files
+
+    for path in iter_question_files():
+        rubric = bank_rubric_full(path.stem)
+        if not any(point[3] for point in rubric):
+            continue
+        for lang in ("en", "zh"):
+            from questions.bankfile import load_topics, parse_question
+
+            spec = parse_question(path, {t.slug for t in load_topics()})
+            points, _ = answer_coverage(spec.answer[lang], rubric)
+            assert not any(p.contradicted for p in points), (path.name, lang, [p.contradicted for p in points])
+
+
+def test_an_answer_in_another_notation_earns_the_pipeline_rubric():
+    answer = (
+        "With K pipeline stages and M micro-batches every stage idles while the pipeline fills and drains, "
+        "so the bubble takes (K−1)/(M+K−1) of each step; more micro-batches make it smaller. "
+        "1F1B leaves the bubble unchanged compared to GPipe, but it keeps only about K micro-batches of "
+        "activation memory alive instead of M. An interleaved schedule puts several model chunks on each GPU "
+        "and divides the bubble by the number of chunks, at the price of more communication. Beyond that, "
+        "balance the stages, use fewer stages, try a zero-bubble schedule that splits the weight gradient "
+        "from the input gradient, and overlap send/recv with compute."
+    )
+    _, percent = answer_coverage(answer, bank_rubric_full("pipeline-parallel-bubbles"))
+    assert percent >= 85, percent

@@ -163,3 +163,19 @@ def test_search_respects_filters(cand_client):
     within = result_slugs(cand_client.get("/questions/", {"q": "OOM", "topic": "memory"}).content.decode())
     assert set(within) < set(everywhere)
     assert within and all(Question.objects.get(slug=s).topic.slug == "memory" for s in within)
+
+
+@pytest.mark.parametrize(
+    ("language", "explanation"),
+    [("en", "1F1B does not shrink the bubble"), ("zh-hans", "1F1B 并不缩小气泡")],
+)
+def test_a_wrong_claim_is_shown_with_why_it_is_wrong(cand_client, candidate, language, explanation):
+    slug = "pipeline-parallel-bubbles"
+    wrong = "Compared to GPipe, 1F1B reduces the bubble because it interleaves forward and backward passes."
+    response = cand_client.post(f"/questions/{slug}/answer/", {"text": wrong})
+    page = cand_client.get(response["Location"], HTTP_ACCEPT_LANGUAGE=language).content.decode()
+    assert 'data-testid="contradiction"' in page and explanation in page
+    assert "1F1B reduces the bubble because" in page  # the sentence that lost the point is quoted
+    answer = PracticeAnswer.objects.get(user=candidate, question__slug=slug)
+    [point] = [p for p in answer.coverage if p["key"] == "gpipe-vs-1f1b"]
+    assert point["contradicted"] and point["fraction"] == 0
