@@ -6,9 +6,11 @@ rate"; synonyms with code characters (``clip_grad_norm_``, ``torch.isfinite``) a
 as substrings of the normalised text. Deterministic, so a candidate can see
 exactly why a point counted.
 
-A concept earns full credit only inside a sentence that says something: one with a verb, a relation
-or a number. Terms that appear only in bare lists ("fp16; GradScaler; bf16") earn ``LIST_CREDIT`` of a
-concept each, so a keyword list scores a small fraction and its feedback says why.
+A concept earns full credit only inside a sentence that says something: English with enough verbs and
+small words among its words, a Chinese clause with a verb or particle, a line of real code, a number or
+a relation. Terms that appear only in bare lists ("fp16; GradScaler; bf16") earn ``LIST_CREDIT`` of a
+concept each, so a keyword list scores a small fraction and its feedback says why. A rubric point may
+also name misconceptions: a sentence that asserts one (and does not deny it) takes the point away.
 """
 
 from __future__ import annotations
@@ -58,19 +60,25 @@ ZH_CUES = re.compile(
 RELATION_RE = re.compile(r"(?<![a-z_\d.])\d+(?:\.\d+)?(?![a-z_\d])|[=<>≤≥≈→×÷]")
 CJK_CHAR_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 FENCE_RE = re.compile(r"^\s*(```|~~~)")
+# A line of code: a call, an assignment, an attribute, an index or a shell flag, not words in a fence.
+CODE_RE = re.compile(r"[A-Za-z_][\w.]*\(|\w\s*=|\w\.\w|\w\[|(?:^|\s)--?\w")
 
 
 def sentences(text: str) -> list[tuple[str, bool]]:
-    """(sentence, is it code or a table row); code and table rows stay whole lines."""
+    """(sentence, is it a line of code); code lines and table rows stay whole lines."""
     parts: list[tuple[str, bool]] = []
     in_code = False
     for line in text.splitlines():
         if FENCE_RE.match(line):
             in_code = not in_code
             continue
-        if in_code or line.lstrip().startswith("|"):
+        if in_code:
+            if line.strip():
+                parts.append((line.strip(), bool(CODE_RE.search(line))))
+            continue
+        if line.lstrip().startswith("|"):
             if line.strip(" |-:"):
-                parts.append((line.strip(), True))
+                parts.append((line.strip(), False))  # a table row must read as a statement, like prose
             continue
         parts.extend((part.strip(), False) for part in SENTENCE_END_RE.split(line) if part and part.strip())
     return parts
@@ -177,8 +185,9 @@ class Answer:
 
     def __init__(self, text: str) -> None:
         self.whole = AnswerText(text)
-        # Code and table rows are statements in their own form: a command, a comparison.
-        self.claims = [AnswerText(part) for part, structured in sentences(text) if structured or makes_claim(part)]
+        # A line of code is a statement in its own form (a call, an assignment); words in a code fence or a
+        # table row are judged like prose.
+        self.claims = [AnswerText(part) for part, code in sentences(text) if code or makes_claim(part)]
 
     def states(self, pattern: list[list[str]]) -> str | None:
         """The first claim that asserts ``pattern``: a synonym of every group, with no denial between the

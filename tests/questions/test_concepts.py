@@ -76,10 +76,15 @@ def test_the_same_terms_in_sentences_earn_full_credit():
     assert listed == 25 and [p.listed for p in listed_points] == [["learning rate", "lower"], ["gradient clipping"]]
 
 
-def test_code_blocks_and_table_rows_count_as_statements():
+def test_code_lines_count_as_statements_but_keywords_in_a_fence_or_table_do_not():
     rubric = [("sync", 1, [["synchronize"]]), ("compare", 1, [["allclose"]])]
-    answer = "Time it properly:\n```python\ntorch.npu.synchronize()\n```\n| check | torch.allclose(a, b) |\n"
+    answer = (
+        "Time it properly:\n```python\ntorch.npu.synchronize()\n```\n"
+        "| check | compare them with torch.allclose(a, b) |\n"
+    )
     assert answer_coverage(answer, rubric)[1] == 100
+    hidden = "```\nsynchronize allclose\n```\n| synchronize | allclose |\n"
+    assert answer_coverage(hidden, rubric)[1] == 25
 
 
 def bank_point(slug: str, key: str, answer: str):
