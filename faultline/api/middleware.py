@@ -14,6 +14,7 @@ from http import HTTPStatus
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.utils import translation
 from django.utils.translation import gettext as _
 
 API_PREFIX = "/api/"
@@ -65,7 +66,9 @@ class ApiJsonErrors:
         except ValueError:
             return error_response(400, _("Content-Length is not a number."))
         if limit is not None and length > limit:
-            return too_large(length)
+            # Refused before LocaleMiddleware runs: answer in the request's language, not the thread's last.
+            with translation.override(translation.get_language_from_request(request)):
+                return too_large(length)
         response = self.get_response(request)
         if response.status_code >= 400 and not _is_json(response):
             return error_response(response.status_code, _default_message(response.status_code))
@@ -75,7 +78,8 @@ class ApiJsonErrors:
         if not request.path.startswith(API_PREFIX):
             return None
         if isinstance(exception, RequestDataTooBig):
-            return too_large(None)
+            with translation.override(translation.get_language_from_request(request)):
+                return too_large(None)
         return None  # Django logs it and renders its 500, which __call__ turns into JSON
 
 

@@ -1,5 +1,6 @@
 import json
 
+from django.utils import translation
 from rest_framework.authtoken.models import Token
 
 from tests.conftest import PASSWORD
@@ -69,6 +70,17 @@ def test_an_oversized_body_is_refused_as_json_with_the_limit(login, candidate, s
     assert error["code"] == "too_large"
     assert "the limit is 2.0 MiB (2097152 bytes)" in error["message"]
     assert "3.0 MiB" in error["message"]
+    # Refused before the locale middleware runs, it still answers in the request's language, whatever
+    # language the worker's thread served last.
+    with translation.override("zh-hans"):
+        zh = login(candidate).put(
+            "/api/labs/attempts/1/files/", body, content_type="application/json", HTTP_ACCEPT_LANGUAGE="zh-hans"
+        )
+        en = login(candidate).put(
+            "/api/labs/attempts/1/files/", body, content_type="application/json", HTTP_ACCEPT_LANGUAGE="en"
+        )
+    assert "上限为 2.0 MiB" in zh.json()["error"]["message"]
+    assert "the limit is 2.0 MiB" in en.json()["error"]["message"]
 
 
 def test_a_body_too_large_without_a_length_is_json_too(rf, settings):
