@@ -16,7 +16,7 @@ import math
 import operator
 from dataclasses import asdict, dataclass, field
 
-from django.utils.translation import gettext_noop
+from django.utils.translation import gettext, gettext_noop
 
 from sandbox.judging import RunResult
 
@@ -317,12 +317,10 @@ def run_checks(checks: list[dict], outcome: Outcome) -> list[CheckResult]:
 
 def localized(check: dict) -> dict:
     """A stored check result with its texts in the active language (stored English where no template)."""
-    from django.utils.translation import gettext
-
     shown = dict(check)
     for key, entry in (check.get("texts") or {}).items():
         try:
             shown[key] = gettext(entry["msgid"]) % entry["values"] if entry["values"] else gettext(entry["msgid"])
         except (KeyError, TypeError, ValueError):
-            shown[key] = check.get(key, "")  # a template changed since this result was stored
+            pass  # a template changed since this result was stored: keep the stored English
     return shown

@@ -63,6 +63,10 @@ class RubricPointSpec:
     concepts: list[list[str]]
     misconceptions: list[MisconceptionSpec] = field(default_factory=list)
 
+    def scoring(self) -> tuple:
+        """The point as ``questions.concepts.answer_coverage`` takes it, misconceptions included."""
+        return (self.key, self.weight, self.concepts, [m.as_dict() for m in self.misconceptions])
+
 
 @dataclass(frozen=True)
 class QuestionSpec:

@@ -223,7 +223,7 @@ def point_coverage(
         hit = next(((s, sentence) for s in synonyms if (sentence := answer.claim_with(s)) is not None), None)
         if hit is not None:
             found.append(hit[0])
-            if hit[1] not in evidence:
+            if hit[1][:300] not in evidence:
                 evidence.append(hit[1][:300])
             continue
         bare = next((s for s in synonyms if answer.whole.contains(s)), None)
@@ -256,14 +256,17 @@ def answer_coverage(text: str, rubric: list[tuple]) -> tuple[list[PointCoverage]
     return points, percent
 
 
-def point_report(point: PointCoverage, label: str) -> dict:
-    """One rubric point as ``scoreanswer``/``scorediagnosis`` print it (a stable shape for reviewers)."""
-    if point.contradicted:
+def point_report(point: dict, label: str) -> dict:
+    """One rubric point (``PointCoverage.as_dict()``, as practice answers and diagnoses store it) as
+    ``scoreanswer``/``scorediagnosis`` print it: a stable shape for reviewers."""
+    contradicted = point.get("contradicted") or []
+    if contradicted:
         state = "contradicted"
     else:
-        state = "found" if point.fraction >= 1 else "partly found" if point.fraction > 0 else "missed"
+        state = "found" if point["fraction"] >= 1 else "partly found" if point["fraction"] > 0 else "missed"
     return {
-        "key": point.key, "label": label, "state": state, "fraction": point.fraction, "weight": point.weight,
-        "found": point.found, "listed": point.listed, "missing": point.missing, "evidence": point.evidence,
-        "misconception": point.contradicted[0] if point.contradicted else None,
+        "key": point["key"], "label": label, "state": state, "fraction": point["fraction"],
+        "weight": point["weight"], "found": point["found"], "listed": point.get("listed", []),
+        "missing": point["missing"], "evidence": point.get("evidence", []),
+        "misconception": contradicted[0] if contradicted else None,
     }  # fmt: skip

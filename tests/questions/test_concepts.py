@@ -97,10 +97,7 @@ def bank_rubric_full(slug: str) -> list:
 
     topics = {t.slug for t in load_topics()}
     path = next(p for p in iter_question_files() if p.stem == slug)
-    return [
-        (p.key, p.weight, p.concepts, [m.as_dict() for m in p.misconceptions])
-        for p in parse_question(path, topics).rubric
-    ]
+    return [point.scoring() for point in parse_question(path, topics).rubric]
 
 
 PIPE = ("pipeline-parallel-bubbles", "gpipe-vs-1f1b")

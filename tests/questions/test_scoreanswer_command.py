@@ -71,3 +71,12 @@ def test_scorediagnosis_scores_cause_and_evidence():
     assert right["root_cause_correct"] and not wrong["root_cause_correct"]
     assert right["score"] - wrong["score"] == 50 and right["seed"] == 3
     assert right["evidence_percent"] >= 80 and all(p["evidence"] for p in right["points"] if p["found"])
+
+
+def test_scoreanswer_applies_misconceptions_like_the_practice_page():
+    wrong = "Compared to GPipe, 1F1B reduces the bubble because it interleaves forward and backward passes."
+    report = json.loads(manage("scoreanswer", "pipeline-parallel-bubbles", stdin=wrong).stdout)
+    [point] = [p for p in report["points"] if p["key"] == "gpipe-vs-1f1b"]
+    assert point["state"] == "contradicted" and point["fraction"] == 0
+    assert point["misconception"]["sentence"].startswith("Compared to GPipe, 1F1B reduces the bubble")
+    assert "does not shrink the bubble" in point["misconception"]["en"]

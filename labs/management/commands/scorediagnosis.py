@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import fields
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from labs.diagnosis import grade_diagnosis
 from labs.spec import LabSpecError, load_lab
-from questions.concepts import PointCoverage, point_report
+from questions.concepts import point_report
 
 
 class Command(BaseCommand):
@@ -51,11 +50,9 @@ class Command(BaseCommand):
         if not text.strip():
             raise CommandError("no diagnosis on stdin", returncode=2)
         score, detail = grade_diagnosis(diagnosis, cause, text)
-        names = {f.name for f in fields(PointCoverage)}
-        points = [PointCoverage(**{k: v for k, v in p.items() if k in names}) for p in detail["points"]]
         report = {
             "lab": slug, "seed": seed, "cause": cause, "score": score,
             "root_cause_correct": detail["root_cause_correct"], "evidence_percent": detail["evidence_percent"],
-            "points": [point_report(p, raw["label"][lang]) for p, raw in zip(points, detail["points"], strict=True)],
+            "points": [point_report(point, point["label"][lang]) for point in detail["points"]],
         }  # fmt: skip
         self.stdout.write(json.dumps(report, ensure_ascii=False))

@@ -36,7 +36,7 @@ class Command(BaseCommand):
         text = sys.stdin.read()
         if not text.strip():
             raise CommandError("no answer on stdin", returncode=2)
-        points, percent = answer_coverage(text, [(p.key, p.weight, p.concepts) for p in spec.rubric])
+        points, percent = answer_coverage(text, [point.scoring() for point in spec.rubric])
         labels = {p.key: p.text[lang] for p in spec.rubric}
-        report = {"question": slug, "score": percent, "points": [point_report(p, labels[p.key]) for p in points]}
-        self.stdout.write(json.dumps(report, ensure_ascii=False))
+        reports = [point_report(p.as_dict(), labels[p.key]) for p in points]
+        self.stdout.write(json.dumps({"question": slug, "score": percent, "points": reports}, ensure_ascii=False))
