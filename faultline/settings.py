@@ -154,6 +154,13 @@ STORAGES = {
     },
 }
 
+# Interview invitations go out through Django's e-mail backend. The console backend (the default) prints
+# them to the web process's output; the link is also shown to the interviewer for copying.
+EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+EMAIL_HOST = env_str("EMAIL_HOST", "localhost")
+EMAIL_PORT = env_int("EMAIL_PORT", 25, minimum=1, maximum=65535)
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "Faultline <interviews@localhost>")
+
 SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", default=not DEBUG)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 SECURE_CONTENT_TYPE_NOSNIFF = True

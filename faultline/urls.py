@@ -14,6 +14,7 @@ api_patterns = [
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("sandbox/", include("sandbox.api_urls")),
     path("labs/", include("labs.api_urls")),
+    path("interviews/", include("interviews.api_urls")),
     path("", include("questions.api_urls")),
 ]
 

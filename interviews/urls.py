@@ -1,6 +1,4 @@
-from django.urls import path
-
-from interviews import views
+from interviews import candidate_urls, manage_urls, review_urls
 
 app_name = "interviews"
-urlpatterns = [path("", views.index, name="index")]
+urlpatterns = [*manage_urls.urlpatterns, *candidate_urls.urlpatterns, *review_urls.urlpatterns]

@@ -200,6 +200,8 @@ class AttemptHintView(APIView):
     @extend_schema(request=None)
     def post(self, request: Request, pk: int, index: int) -> Response:
         attempt = own_attempt(request, pk)
+        if attempt.is_interview:
+            raise ValidationError({"detail": ["in an interview, hints are released by your interviewer"]})
         try:
             services.reveal_hint(attempt, index)
         except services.LabRefused as exc:

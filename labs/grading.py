@@ -66,7 +66,7 @@ def grade_run(run_id: int, result: RunResult | None = None) -> bool:
             graded_at=timezone.now(),
         )
         if lab_run.attempt_id:
-            rescore_attempt(lab_run.attempt_id)
+            rescore_attempt(lab_run.attempt_id, "fix", lab_run.pk)
     return passed
 
 

@@ -75,6 +75,12 @@ class Attempt(models.Model):
         OPEN = "open", _("In progress")
         PASSED = "passed", _("Fixed")
 
+    class Purpose(models.TextChoices):
+        # An interview attempt's runs go ahead of practice on the worker queue, hints are released by the
+        # interviewer, and the diagnosis rubric is not shown to the candidate.
+        PRACTICE = "practice", _("Practice")
+        INTERVIEW = "interview", _("Interview")
+
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="lab_attempts")
     version = models.ForeignKey(LabVersion, on_delete=models.PROTECT, related_name="attempts")
     seed = models.PositiveIntegerField()
@@ -86,6 +92,10 @@ class Attempt(models.Model):
     diagnosis_detail = models.JSONField(default=dict, blank=True)
     diagnosed_at = models.DateTimeField(null=True, blank=True)
     best_score = models.PositiveSmallIntegerField(null=True, blank=True)
+    purpose = models.CharField(max_length=10, choices=Purpose.choices, default=Purpose.PRACTICE)
+    closed_at = models.DateTimeField(
+        null=True, blank=True, help_text="set when the attempt's time is over: nothing changes it after this"
+    )
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -95,6 +105,10 @@ class Attempt(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} on {self.version} (seed {self.seed})"
+
+    @property
+    def is_interview(self) -> bool:
+        return self.purpose == self.Purpose.INTERVIEW
 
     @classmethod
     def mark_passed(cls, attempt_id: int) -> bool:

@@ -32,7 +32,13 @@ def lab_payload(lab: Lab, language: str | None) -> dict:
     }
 
 
-def lab_run_payload(lab_run: LabRun, language: str | None, full: bool = True) -> dict:
+def sealed_for(attempt: Attempt | None) -> bool:
+    """An interview attempt shows its candidate no scores (they include the diagnosis rubric's verdict);
+    the interviewers' pages ask for the payloads with ``sealed=False``."""
+    return attempt is not None and attempt.is_interview
+
+
+def lab_run_payload(lab_run: LabRun, language: str | None, full: bool = True, sealed: bool | None = None) -> dict:
     run = lab_run.run
     data = {
         "id": lab_run.pk,
@@ -60,14 +66,17 @@ def lab_run_payload(lab_run: LabRun, language: str | None, full: bool = True) ->
             score_detail=lab_run.score_detail, checks=[localized(c) for c in lab_run.checks],
             graded=lab_run.graded_at is not None,
         )  # fmt: skip
+        if sealed if sealed is not None else sealed_for(lab_run.attempt):
+            data.update(score=None, score_detail=None)
     return data
 
 
-def attempt_payload(attempt: Attempt, language: str | None) -> dict:
+def attempt_payload(attempt: Attempt, language: str | None, sealed: bool | None = None) -> dict:
     attempt.refresh_from_db()
     spec = attempt.version.spec
     revealed = {h.index: h for h in attempt.hint_reveals.all()}
-    return {
+    sealed = sealed_for(attempt) if sealed is None else sealed
+    data = {
         "id": attempt.pk,
         "lab": attempt.version.lab.slug,
         "version": attempt.version.number,
@@ -92,7 +101,14 @@ def attempt_payload(attempt: Attempt, language: str | None) -> dict:
         "score": current_score(attempt),
         "best_score": attempt.best_score,
         "formula": gettext(FORMULA),
+        "interview": attempt.is_interview,
+        "closed": attempt.closed_at is not None,
+        "sealed": sealed,
     }
+    if sealed:
+        data["diagnosis"].update(score=None, detail=None)
+        data.update(score=None, best_score=None)
+    return data
 
 
 def file_diffs(attempt: Attempt) -> list[dict]:
@@ -107,11 +123,13 @@ def file_diffs(attempt: Attempt) -> list[dict]:
     return diffs
 
 
-def timeline(attempt: Attempt, language: str | None) -> list[dict]:
+def timeline(attempt: Attempt, language: str | None, sealed: bool | None = None) -> list[dict]:
     """Runs, tool outputs, hints and the diagnosis, oldest first."""
+    sealed = sealed_for(attempt) if sealed is None else sealed
     items = []
     for lab_run in attempt.lab_runs.select_related("run"):
-        items.append({"at": lab_run.run.created_at, "type": lab_run.kind, **lab_run_payload(lab_run, language, False)})
+        payload = lab_run_payload(lab_run, language, False, sealed=sealed)
+        items.append({"at": lab_run.run.created_at, "type": lab_run.kind, **payload})
         for diagnostic in lab_run.run.diagnostics.all():
             items.append(
                 {"at": diagnostic.created_at, "type": "tool", "tool": diagnostic.kind, "run": lab_run.pk,
@@ -123,5 +141,5 @@ def timeline(attempt: Attempt, language: str | None) -> list[dict]:
                       "text": pick(hints[reveal.index], language)})  # fmt: skip
     if attempt.diagnosed_at:
         items.append({"at": attempt.diagnosed_at, "type": "diagnosis", "root_cause": attempt.diagnosis_choice,
-                      "score": attempt.diagnosis_score})  # fmt: skip
+                      "score": None if sealed else attempt.diagnosis_score})  # fmt: skip
     return sorted(items, key=lambda item: item["at"])

@@ -25,6 +25,7 @@ from django.utils.translation import gettext_noop
 
 from labs.checks import DISPLAY_TYPES
 from labs.models import Attempt, HintReveal, LabRun
+from labs.signals import attempt_scored
 
 FIX_WEIGHT = 0.6
 DIAGNOSIS_WEIGHT = 0.4
@@ -79,7 +80,7 @@ def compute_score(fix_percent: int, diagnosis_score: int | None, hints: int) -> 
 
 
 @transaction.atomic
-def rescore_attempt(attempt_id: int) -> None:
+def rescore_attempt(attempt_id: int, reason: str, lab_run_id: int | None = None) -> None:
     """Score every graded fix of the attempt from its fix %, the diagnosis and the hints taken now, then set
     the attempt's best score and, once a fix passed, its status. Grading, a diagnosis and a hint all call
     this; nothing else writes these fields."""
@@ -97,3 +98,6 @@ def rescore_attempt(attempt_id: int) -> None:
     Attempt.objects.filter(pk=attempt_id).update(best_score=best)
     if fixes.filter(passed=True).exists():
         Attempt.mark_passed(attempt_id)
+    transaction.on_commit(
+        lambda: attempt_scored.send(sender=Attempt, attempt_id=attempt_id, reason=reason, lab_run_id=lab_run_id)
+    )

@@ -18,7 +18,7 @@ from labs.models import Attempt, HintReveal, Lab, LabRun, LabVersion
 from labs.render import choose_params, probe_seed, render_files
 from labs.scoring import compute_score, hint_costs, rescore_attempt
 from sandbox.models import Run
-from sandbox.services import RunRejected, create_run, validate_files
+from sandbox.services import RunRejected, cancel_run, create_run, validate_files
 
 # What each debug toggle sets for the program; the candidate picks them per run.
 TOGGLE_ENV = {
@@ -70,12 +70,43 @@ def published_labs():
     return Lab.objects.filter(retired=False, current__validated_at__isnull=False).select_related("current")
 
 
+def new_seed() -> int:
+    return secrets.randbelow(2**31)
+
+
 @transaction.atomic
-def start_attempt(user, lab: Lab) -> Attempt:
-    if not lab.published:
-        raise LabRefused("this lab is not published yet")
-    seed = secrets.randbelow(2**31)
-    return Attempt.objects.create(user=user, version=lab.current, seed=seed, files=program_for(lab.current, seed))
+def start_attempt(user, lab: Lab, *, version: LabVersion | None = None, seed: int | None = None,
+                  purpose: str = Attempt.Purpose.PRACTICE) -> Attempt:  # fmt: skip
+    """A new attempt on the published version and a fresh seed, or on the ``version`` and ``seed`` an
+    interview fixed when it was made (so the candidate gets the program the interviewers saw)."""
+    if version is None:
+        if not lab.published:
+            raise LabRefused("this lab is not published yet")
+        version = lab.current
+    elif version.lab_id != lab.pk or version.validated_at is None:
+        raise LabRefused("this version of the lab has not passed validation")
+    seed = new_seed() if seed is None else seed
+    return Attempt.objects.create(
+        user=user, version=version, seed=seed, files=program_for(version, seed), purpose=purpose
+    )
+
+
+def ensure_open(attempt: Attempt) -> None:
+    if attempt.closed_at is not None:
+        raise LabRefused("time is up for this lab: the attempt is closed and keeps the work as it was")
+
+
+@transaction.atomic
+def close_attempt(attempt: Attempt) -> list[int]:
+    """Freeze the attempt (no more edits, runs, diagnosis or hints) and cancel its runs still going;
+    the cancelled runs' ids are returned. Closing twice changes nothing."""
+    Attempt.objects.filter(pk=attempt.pk, closed_at__isnull=True).update(closed_at=timezone.now())
+    cancelled = []
+    for lab_run in attempt.lab_runs.select_related("run").filter(run__status__in=list(Run.ACTIVE)):
+        if cancel_run(lab_run.run):
+            cancelled.append(lab_run.run_id)
+    attempt.refresh_from_db()
+    return cancelled
 
 
 def original_files(attempt: Attempt) -> dict[str, str]:
@@ -99,12 +130,14 @@ def clean_files(spec: dict, files: dict) -> dict[str, str]:
 
 @transaction.atomic
 def save_files(attempt: Attempt, files: dict) -> Attempt:
+    ensure_open(attempt)
     attempt.files = clean_files(attempt.version.spec, files)
     attempt.save(update_fields=["files", "updated_at"])
     return attempt
 
 
 def reset_files(attempt: Attempt) -> Attempt:
+    ensure_open(attempt)
     attempt.files = original_files(attempt)
     attempt.save(update_fields=["files", "updated_at"])
     return attempt
@@ -133,6 +166,7 @@ def start_run(attempt: Attempt, toggles: list[str] | None = None, fix: bool = Fa
     """Run the working copy as it is (``fix=False``) or submit it as the fix to be graded."""
     # Lock the user's row so two tabs cannot both pass the one-active-run check.
     type(attempt.user).objects.select_for_update().filter(pk=attempt.user_id).first()
+    ensure_open(attempt)
     _check_quota(attempt.user)
     spec = attempt.version.spec
     toggles = toggles or []
@@ -148,7 +182,8 @@ def start_run(attempt: Attempt, toggles: list[str] | None = None, fix: bool = Fa
     else:
         options.update(entry=spec["entry"], purpose="run")
     try:
-        run = create_run(owner=attempt.user, files=files, env=env, **options)
+        priority = Run.Priority.INTERVIEW if attempt.is_interview else Run.Priority.PRACTICE
+        run = create_run(owner=attempt.user, files=files, env=env, priority=priority, **options)
     except RunRejected as exc:
         raise LabRefused(str(exc)) from None
     kind = LabRun.Kind.FIX if fix else LabRun.Kind.RUN
@@ -157,6 +192,7 @@ def start_run(attempt: Attempt, toggles: list[str] | None = None, fix: bool = Fa
 
 @transaction.atomic
 def submit_diagnosis(attempt: Attempt, choice: str, text: str) -> Attempt:
+    ensure_open(attempt)
     spec = attempt.version.spec["diagnosis"]
     keys = [o["key"] for o in spec["options"]]
     if choice not in keys:
@@ -171,13 +207,14 @@ def submit_diagnosis(attempt: Attempt, choice: str, text: str) -> Attempt:
         diagnosis_choice=choice, diagnosis_text=text, diagnosis_score=score, diagnosis_detail=detail,
         diagnosed_at=timezone.now(),
     )  # fmt: skip
-    rescore_attempt(attempt.pk)
+    rescore_attempt(attempt.pk, "diagnosis")
     attempt.refresh_from_db()
     return attempt
 
 
 @transaction.atomic
 def reveal_hint(attempt: Attempt, index: int) -> HintReveal:
+    ensure_open(attempt)
     hints = attempt.version.spec["hints"]
     if not 0 <= index < len(hints):
         raise LabRefused(f"hint: choose 0–{len(hints) - 1}")
@@ -187,7 +224,7 @@ def reveal_hint(attempt: Attempt, index: int) -> HintReveal:
     if index > 0 and index - 1 not in taken:
         raise LabRefused("hints open in order: reveal the previous hint first")
     reveal = HintReveal.objects.create(attempt=attempt, index=index, cost=hints[index]["cost"])
-    rescore_attempt(attempt.pk)
+    rescore_attempt(attempt.pk, "hint")
     return reveal
 
 

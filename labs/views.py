@@ -14,7 +14,7 @@ from labs import services
 from labs.checks import localized
 from labs.loader import latest_version
 from labs.models import Attempt, Lab, LabRun
-from labs.presenters import attempt_payload, file_diffs, pick
+from labs.presenters import attempt_payload, file_diffs, pick, sealed_for
 from labs.scoring import FORMULA
 from questions.rendering import render_markdown
 
@@ -127,6 +127,9 @@ def workspace_strings() -> dict[str, str]:
         "score_line": _("fix {fix} · diagnosis {diagnosis} · hints −{hints} → {score}"),
         "best": _(" (best graded: {best})"),
         "fixed": _("Fixed"),
+        "diagnosis_received": _("Diagnosis received. Your interviewers score it after the interview."),
+        "diagnosis_sent": _("diagnosis sent"),
+        "scored_by_interviewers": _("Scored by your interviewers after the interview."),
         "in_progress": _("In progress"),
     }
 
@@ -141,7 +144,8 @@ def fix_result(request: HttpRequest, pk: int, run_pk: int) -> HttpResponse:
     attempt = _own(request, pk)
     lab_run = get_object_or_404(LabRun.objects.select_related("run"), attempt=attempt, pk=run_pk, kind=LabRun.Kind.FIX)
     language = get_language()
-    detail = attempt.diagnosis_detail or {}
+    sealed = sealed_for(attempt)
+    detail = {} if sealed else attempt.diagnosis_detail or {}
     points = [{**p, "label_text": pick(p["label"], language)} for p in detail.get("points", [])]
     return render(
         request,
@@ -154,6 +158,7 @@ def fix_result(request: HttpRequest, pk: int, run_pk: int) -> HttpResponse:
             "points": points,
             "checks": [localized(check) for check in lab_run.checks],
             "diagnosis": detail,
+            "sealed": sealed,
             "formula": FORMULA,
             # Static findings are for the people who review a fix, not a verdict on it.
             "show_flags": has_role(request.user, Role.INTERVIEWER) or has_role(request.user, Role.AUTHOR),

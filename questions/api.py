@@ -169,7 +169,7 @@ class PracticeAnswerViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewS
     serializer_class = PracticeAnswerSerializer
 
     def get_queryset(self):
-        answers = PracticeAnswer.objects.filter(user=self.request.user).select_related("question")
+        answers = PracticeAnswer.objects.filter(user=self.request.user, for_interview=False).select_related("question")
         if slug := self.request.query_params.get("question"):
             answers = answers.filter(question__slug=slug)
         return answers

@@ -202,6 +202,9 @@ class PracticeAnswer(models.Model):
     self_score_percent = models.PositiveSmallIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     self_scored_at = models.DateTimeField(null=True, blank=True)
+    # Written in an interview: scored the same way, but kept out of the candidate's practice history and
+    # progress, and it does not unlock the reference answer.
+    for_interview = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["-created_at", "-id"]

@@ -40,7 +40,7 @@ def rubric_tuples(question: Question) -> list[tuple]:
 
 
 @transaction.atomic
-def submit_practice_answer(user, question: Question, text: str) -> PracticeAnswer:
+def submit_practice_answer(user, question: Question, text: str, for_interview: bool = False) -> PracticeAnswer:
     text = (text or "").strip()
     if not text:
         raise ValidationError({"text": _("Write an answer before submitting.")})
@@ -59,8 +59,10 @@ def submit_practice_answer(user, question: Question, text: str) -> PracticeAnswe
         text_html=render_markdown(text),
         coverage=[p.as_dict() for p in points],
         coverage_percent=percent,
+        for_interview=for_interview,
     )
-    Reveal.objects.get_or_create(user=user, question=question, defaults={"via": Reveal.Via.ANSWER})
+    if not for_interview:
+        Reveal.objects.get_or_create(user=user, question=question, defaults={"via": Reveal.Via.ANSWER})
     return answer
 
 
@@ -109,7 +111,7 @@ def progress_by_topic(user) -> list[TopicProgress]:
     latest_score: dict[int, int | None] = {}
     answered_topic: dict[int, int] = {}
     answers = (
-        PracticeAnswer.objects.filter(user=user, question__retired=False)
+        PracticeAnswer.objects.filter(user=user, question__retired=False, for_interview=False)
         .order_by("question_id", "-created_at", "-id")
         .values_list("question_id", "question__topic_id", "self_score_percent")
     )

@@ -31,9 +31,9 @@ def index(request: HttpRequest) -> HttpResponse:
     items = Question.objects.page_rows(list(page.object_list))
     lang = current_lang()
     answered = set(
-        PracticeAnswer.objects.filter(user=request.user, question__in=[q.id for q in items]).values_list(
-            "question_id", flat=True
-        )
+        PracticeAnswer.objects.filter(
+            user=request.user, for_interview=False, question__in=[q.id for q in items]
+        ).values_list("question_id", flat=True)
     )
     rows = [dict(_result_texts(q, lang, groups), question=q, answered=q.id in answered) for q in items]
     query_string = request.GET.copy()
@@ -94,7 +94,7 @@ def _detail_context(request, question: Question, lang: str, form: PracticeForm) 
         "unlocked": unlocked,
         "reveal": reveal,
         "form": form,
-        "attempts": question.practice_answers.filter(user=request.user)[:20],
+        "attempts": question.practice_answers.filter(user=request.user, for_interview=False)[:20],
         "related_questions": question.related_questions.active(),
     }
 
@@ -128,7 +128,11 @@ def reveal(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 def attempt(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     answer = get_object_or_404(
-        PracticeAnswer.objects.select_related("question__topic"), pk=pk, question__slug=slug, user=request.user
+        PracticeAnswer.objects.select_related("question__topic"),
+        pk=pk,
+        question__slug=slug,
+        user=request.user,
+        for_interview=False,
     )
     question = answer.question
     lang = current_lang()
@@ -177,5 +181,5 @@ def progress(request: HttpRequest) -> HttpResponse:
         "weak": [row.weak for row in rows],
         "unanswered": [row.total - row.answered for row in rows],
     }
-    recent = PracticeAnswer.objects.filter(user=request.user).select_related("question")[:15]
+    recent = PracticeAnswer.objects.filter(user=request.user, for_interview=False).select_related("question")[:15]
     return render(request, "questions/progress.html", {"rows": rows, "chart": chart, "recent": recent})

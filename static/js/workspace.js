@@ -432,6 +432,14 @@
     const box = $("diagnosis-result");
     box.replaceChildren();
     const d = attempt.diagnosis;
+    if (attempt.sealed && d.root_cause) {
+      // Interview: the verdict is for the interviewers; the candidate sees that it was received.
+      const p = document.createElement("p");
+      p.className = "diagnosis-score";
+      p.textContent = t("diagnosis_received");
+      box.append(p);
+      return;
+    }
     if (d.score === null || d.score === undefined) return;
     const p = document.createElement("p");
     p.className = "diagnosis-score";
@@ -457,7 +465,9 @@
     for (const hint of attempt.hints) {
       const li = document.createElement("li");
       if (hint.text) {
-        li.textContent = hint.text + " (−" + hint.cost + ")";
+        li.textContent = attempt.interview ? hint.text : hint.text + " (−" + hint.cost + ")";
+      } else if (attempt.interview) {
+        continue;
       } else {
         const button = document.createElement("button");
         button.type = "button";
@@ -485,7 +495,8 @@
       const when = new Date(item.at).toLocaleTimeString();
       if (item.type === "tool") li.textContent = when + " · " + item.tool + " (" + item.status + ")";
       else if (item.type === "hint") li.textContent = when + " · " + t("hint_item", { n: item.index + 1, cost: item.cost });
-      else if (item.type === "diagnosis") li.textContent = when + " · " + t("diagnosis_item", { score: item.score });
+      else if (item.type === "diagnosis")
+        li.textContent = when + " · " + (item.score === null ? t("diagnosis_sent") : t("diagnosis_item", { score: item.score }));
       else {
         const link = document.createElement("a");
         link.href = "#";
@@ -505,9 +516,10 @@
     renderDiagnosis();
     renderHints();
     const s = attempt.score;
-    $("score-line").textContent =
-      t("score_line", { fix: s.fix, diagnosis: s.diagnosis, hints: s.hints, score: s.score }) +
-      (attempt.best_score !== null ? t("best", { best: attempt.best_score }) : "");
+    $("score-line").textContent = s
+      ? t("score_line", { fix: s.fix, diagnosis: s.diagnosis, hints: s.hints, score: s.score }) +
+        (attempt.best_score !== null ? t("best", { best: attempt.best_score }) : "")
+      : t("scored_by_interviewers");
     $("attempt-status").textContent = t(attempt.status === "passed" ? "fixed" : "in_progress");
     renderTimeline();
   }
