@@ -48,3 +48,33 @@ def ensure_demo_users() -> dict[str, str]:
     path.write_text(json.dumps(known, indent=2))
     path.chmod(0o600)
     return {username: known[username] for username, _, _ in DEMO_ACCOUNTS}
+
+
+DEMO_TEMPLATE_TITLE = "Distributed training on-call (demo loop)"
+DEMO_TEMPLATE_ITEMS = (
+    ("question", "nccl-timeout-single-node", 10),
+    ("question", "multi-gpu-hang-triage", 10),
+    ("lab", "nan-lr-unnormalised", 30),
+)
+
+
+def ensure_demo_template() -> str | None:
+    """An interview loop the demo interviewer can start from; kept as it is once made."""
+    from interviews.errors import InterviewRefused
+    from interviews.loops import ItemSpec, save_template
+    from interviews.models import InterviewTemplate
+
+    owner = User.objects.filter(username="interviewer").first()
+    if owner is None:
+        return None
+    if InterviewTemplate.objects.filter(owner=owner, title=DEMO_TEMPLATE_TITLE).exists():
+        return DEMO_TEMPLATE_TITLE
+    try:
+        save_template(
+            owner, title=DEMO_TEMPLATE_TITLE, duration_minutes=60,
+            instructions="Two questions on multi-GPU hangs, then a live NaN lab. Think aloud; use the tools.",
+            items=[ItemSpec(kind, ref, minutes) for kind, ref, minutes in DEMO_TEMPLATE_ITEMS],
+        )  # fmt: skip
+    except InterviewRefused:  # the bank or catalog changed: the demo goes on without the loop
+        return None
+    return DEMO_TEMPLATE_TITLE

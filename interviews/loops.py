@@ -25,8 +25,10 @@ class ItemSpec:
     time_box_minutes: int | None = None
 
 
-def resolve_items(items: list[ItemSpec]) -> list[dict]:
-    """Check every item and look its question or lab up; InterviewRefused names the first bad one."""
+def resolve_items(items: list[ItemSpec], require_published: bool = True) -> list[dict]:
+    """Check every item and look its question or lab up; InterviewRefused names the first bad one.
+    A template may name a lab that has not passed validation yet (a fresh server validates in the
+    background); an interview may not, since its lab item is pinned to a validated version."""
     if not items:
         raise InterviewRefused("add at least one question or lab", "items")
     if len(items) > MAX_ITEMS:
@@ -44,8 +46,10 @@ def resolve_items(items: list[ItemSpec]) -> list[dict]:
             resolved.append({"kind": item.kind, "question": question, "lab": None, "time_box_minutes": box})
         elif item.kind == ItemKind.LAB:
             lab = Lab.objects.filter(slug=item.ref, retired=False).select_related("current").first()
-            if lab is None or not lab.published:
-                raise InterviewRefused(f"{where}: no published lab {item.ref!r}", "items")
+            if lab is None:
+                raise InterviewRefused(f"{where}: no lab {item.ref!r} in the catalog", "items")
+            if require_published and not lab.published:
+                raise InterviewRefused(f"{where}: the lab {item.ref!r} has not passed validation yet", "items")
             resolved.append({"kind": item.kind, "question": None, "lab": lab, "time_box_minutes": box})
         else:
             raise InterviewRefused(f"{where}: kind must be question or lab, not {item.kind!r}", "items")
@@ -68,7 +72,7 @@ def save_template(owner, *, title: str, instructions: str, duration_minutes: int
                   template: InterviewTemplate | None = None) -> InterviewTemplate:  # fmt: skip
     """Create a template, or replace an existing one's fields and items."""
     title = _check_header(title, duration_minutes)
-    resolved = resolve_items(items)
+    resolved = resolve_items(items, require_published=False)
     if template is None:
         template = InterviewTemplate(owner=owner)
     template.title, template.instructions, template.duration_minutes = title, instructions or "", duration_minutes

@@ -29,3 +29,9 @@ def test_loaddemo_is_idempotent_and_prints_working_credentials(db, capsys, setti
         authenticate(username="author", password=credentials["author"]).groups.values_list("name", flat=True)
     ) == ["author"]
     assert oct(credentials_file().stat().st_mode & 0o777) == "0o600"
+    # The demo interviewer has a loop to start an interview from, made once.
+    from interviews.models import InterviewTemplate
+
+    loop = InterviewTemplate.objects.get(owner__username="interviewer")
+    assert loop.title in first
+    assert [item.kind for item in loop.items.all()] == ["question", "question", "lab"]

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand
 
-from faultline.demo import DEMO_ACCOUNTS, ensure_demo_users
+from faultline.demo import DEMO_ACCOUNTS, ensure_demo_template, ensure_demo_users
 
 
 class Command(BaseCommand):
@@ -14,6 +14,9 @@ class Command(BaseCommand):
         self.stdout.write("Demo accounts (local use only):")
         for username, password in credentials.items():
             self.stdout.write(f"  {roles[username]:<12} user {username:<12} password {password}")
+        template = ensure_demo_template()
+        if template:
+            self.stdout.write(f"Interview template for the demo interviewer: {template}")
         self.queue_lab_validation()
 
     def queue_lab_validation(self) -> None:
