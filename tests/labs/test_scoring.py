@@ -74,7 +74,7 @@ def graded_fix(attempt: Attempt, fix_percent_: int, passed: bool) -> LabRun:
 def test_rescore_is_the_one_writer_of_scores_and_a_pass_never_reopens(candidate):
     attempt = services.start_attempt(candidate, publish())
     weak, strong = graded_fix(attempt, 50, False), graded_fix(attempt, 100, True)
-    rescore_attempt(attempt.pk)
+    rescore_attempt(attempt.pk, "fix")
     attempt.refresh_from_db()
     assert attempt.best_score == 60 and attempt.status == Attempt.Status.PASSED
     services.reveal_hint(attempt, 0)  # a hint taken later costs every fix, the best one too
@@ -84,7 +84,7 @@ def test_rescore_is_the_one_writer_of_scores_and_a_pass_never_reopens(candidate)
     assert LabRun.objects.get(pk=weak.pk).score == 30 - cost
     assert LabRun.objects.get(pk=strong.pk).score_detail["hints"] == cost
     LabRun.objects.filter(pk=strong.pk).update(passed=False)
-    rescore_attempt(attempt.pk)
+    rescore_attempt(attempt.pk, "fix")
     attempt.refresh_from_db()
     assert attempt.status == Attempt.Status.PASSED  # guarded: open → passed only
     assert not Attempt.mark_passed(attempt.pk)
