@@ -77,6 +77,7 @@ INSTALLED_APPS = [
     "labs",
     "sandbox",
     "interviews",
+    "authoring",
 ]
 
 MIDDLEWARE = [

@@ -32,4 +32,5 @@ urlpatterns = [
     path("labs/", include("labs.urls")),
     path("sandbox/", include("sandbox.urls")),
     path("interviews/", include("interviews.urls")),
+    path("author/", include("authoring.urls")),
 ]

@@ -51,7 +51,7 @@ def open_item(item: InterviewItem) -> InterviewItem:
     """The candidate opens an item: its time box starts, and a lab gets its attempt on the fixed seed."""
     if item.opened_at is None:
         item = _answerable(item)
-    item = InterviewItem.objects.select_for_update().select_related("interview__candidate").get(pk=item.pk)
+    item = InterviewItem.objects.select_for_update(of=("self",)).select_related("interview__candidate").get(pk=item.pk)
     if item.opened_at is None:
         item.opened_at = timezone.now()
         item.save(update_fields=["opened_at"])

@@ -4,6 +4,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.safestring import mark_safe
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
@@ -30,7 +31,7 @@ def index(request: HttpRequest) -> HttpResponse:
     labs = [{"lab": lab, "title": pick(lab.current.spec["title"], language)} for lab in services.published_labs()]
     context = {
         "labs": labs,
-        "attempts": Attempt.objects.filter(user=request.user).select_related("version__lab")[:20],
+        "attempts": services.counted_attempts().filter(user=request.user).select_related("version__lab")[:20],
     }
     if has_role(request.user, Role.AUTHOR):
         context["catalog"] = [(lab, latest_version(lab)) for lab in Lab.objects.filter(retired=False)]
@@ -58,7 +59,7 @@ def lab_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "briefing_html": briefing_html(spec, language),
             "resources": spec["resources"],
             "questions": lab.questions.all(),
-            "attempts": Attempt.objects.filter(user=request.user, version__lab=lab),
+            "attempts": services.counted_attempts().filter(user=request.user, version__lab=lab),
             "is_author": has_role(request.user, Role.AUTHOR),
         },
     )
@@ -95,8 +96,19 @@ def workspace(request: HttpRequest, pk: int) -> HttpResponse:
             "briefing_html": briefing_html(attempt.version.spec, get_language()),
             "formula": FORMULA,
             "ui": workspace_strings(),
+            "back_url": back_url(request, attempt),
         },
     )
+
+
+def back_url(request: HttpRequest, attempt: Attempt) -> str:
+    """Where an interview attempt's "back" link leads: the page that sent the candidate here (``?back=``),
+    if it is a path on this site. Labs know nothing of interviews, so the caller names the page."""
+    back = request.GET.get("back", "")
+    if not attempt.is_interview or not back.startswith("/"):
+        return ""
+    safe = url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}, require_https=request.is_secure())
+    return back if safe else ""
 
 
 def workspace_strings() -> dict[str, str]:

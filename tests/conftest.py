@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import ipaddress
+import os
+import shutil
 import socket
+from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import User
@@ -11,6 +14,15 @@ from django.contrib.auth.models import User
 from core.roles import Role, role_group
 
 PASSWORD = "correct-horse-battery-staple-42"
+REPO = Path(__file__).resolve().parents[1]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 _real_connect = socket.socket.connect
 _real_connect_ex = socket.socket.connect_ex
 
@@ -128,3 +140,38 @@ def pytest_collection_modifyitems(config, items):
         for marker, reason in reasons.items():
             if reason and marker in item.keywords:
                 item.add_marker(pytest.mark.skip(reason=f"{marker}: {reason}"))
+
+
+# --- browser tests: one Playwright for the whole session, shared by every folder's browser tests ---------
+
+
+@pytest.fixture(scope="session")
+def browser():
+    # Playwright's sync API runs an event loop in this thread; the ORM calls
+    # that fixtures make around it are still plain synchronous code.
+    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=shutil.which("chromium"), args=CHROMIUM_ARGS, headless=True)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser, live_server):
+    context = browser.new_context(base_url=live_server.url, viewport={"width": 1280, "height": 800})
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    yield page
+    context.close()
+
+
+@pytest.fixture
+def screenshot_dir(tmp_path) -> Path:
+    """docs/screenshots when FAULTLINE_UPDATE_SCREENSHOTS=1, else a temporary folder."""
+    if os.environ.get("FAULTLINE_UPDATE_SCREENSHOTS") == "1":
+        target = REPO / "docs" / "screenshots"
+        target.mkdir(parents=True, exist_ok=True)
+        return target
+    return tmp_path

@@ -1,0 +1,3 @@
+"""Author pages for labs (filled in by its views module)."""
+
+urlpatterns: list = []

@@ -1,0 +1,3 @@
+"""Author pages for questions (filled in by its views module)."""
+
+urlpatterns: list = []
