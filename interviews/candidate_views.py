@@ -32,8 +32,13 @@ from questions.models import current_lang
 
 
 def join(request: HttpRequest, token: str) -> HttpResponse:
-    """Use an invitation link: sign its candidate in to that one interview."""
+    """An invitation link. Opening it (GET) only shows what it is for: mail scanners and chat previews fetch
+    links, and a single-use link must not be spent by them. The candidate's press of the button (POST)
+    spends it and signs them in to that one interview."""
     try:
+        if request.method != "POST":
+            invitation = scheduling.live_invitation(token)
+            return render(request, "interviews/take/join.html", {"interview": invitation.interview})
         interview = scheduling.redeem(token)
     except InterviewRefused as exc:
         return render(request, "interviews/take/link_refused.html", {"reason": str(exc)}, status=410)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from interviews.errors import InterviewRefused
 from interviews.models import InterviewTemplate, ItemKind, TemplateItem
@@ -30,40 +31,54 @@ def resolve_items(items: list[ItemSpec], require_published: bool = True) -> list
     A template may name a lab that has not passed validation yet (a fresh server validates in the
     background); an interview may not, since its lab item is pinned to a validated version."""
     if not items:
-        raise InterviewRefused("add at least one question or lab", "items")
+        raise InterviewRefused(_("add at least one question or lab"), "items")
     if len(items) > MAX_ITEMS:
-        raise InterviewRefused(f"at most {MAX_ITEMS} items", "items")
+        raise InterviewRefused(_("at most %(n)d items") % {"n": MAX_ITEMS}, "items")
     resolved = []
     for n, item in enumerate(items, start=1):
-        where = f"item {n}"
+        where = _("item %(n)d") % {"n": n}
         box = item.time_box_minutes
         if box is not None and not 1 <= box <= MAX_TIME_BOX_MINUTES:
-            raise InterviewRefused(f"{where}: a time box is 1–{MAX_TIME_BOX_MINUTES} minutes", "items")
+            raise InterviewRefused(
+                _("%(where)s: a time box is 1–%(max)d minutes") % {"where": where, "max": MAX_TIME_BOX_MINUTES}, "items"
+            )
         if item.kind == ItemKind.QUESTION:
             question = Question.objects.filter(slug=item.ref, retired=False).first()
             if question is None:
-                raise InterviewRefused(f"{where}: no question {item.ref!r} in the bank", "items")
+                raise InterviewRefused(
+                    _("%(where)s: no question %(ref)r in the bank") % {"where": where, "ref": item.ref}, "items"
+                )
             resolved.append({"kind": item.kind, "question": question, "lab": None, "time_box_minutes": box})
         elif item.kind == ItemKind.LAB:
             lab = Lab.objects.filter(slug=item.ref, retired=False).select_related("current").first()
             if lab is None:
-                raise InterviewRefused(f"{where}: no lab {item.ref!r} in the catalog", "items")
+                raise InterviewRefused(
+                    _("%(where)s: no lab %(ref)r in the catalog") % {"where": where, "ref": item.ref}, "items"
+                )
             if require_published and not lab.published:
-                raise InterviewRefused(f"{where}: the lab {item.ref!r} has not passed validation yet", "items")
+                raise InterviewRefused(
+                    _("%(where)s: the lab %(ref)r has not passed validation yet") % {"where": where, "ref": item.ref},
+                    "items",
+                )
             resolved.append({"kind": item.kind, "question": None, "lab": lab, "time_box_minutes": box})
         else:
-            raise InterviewRefused(f"{where}: kind must be question or lab, not {item.kind!r}", "items")
+            raise InterviewRefused(
+                _("%(where)s: kind must be question or lab, not %(kind)r") % {"where": where, "kind": item.kind},
+                "items",
+            )
     return resolved
 
 
 def _check_header(title: str, duration_minutes: int) -> str:
     title = (title or "").strip()
     if not title:
-        raise InterviewRefused("give the template a title", "title")
+        raise InterviewRefused(_("give the template a title"), "title")
     if len(title) > 200:
-        raise InterviewRefused("a title is at most 200 characters", "title")
+        raise InterviewRefused(_("a title is at most %(n)d characters") % {"n": 200}, "title")
     if not 5 <= duration_minutes <= MAX_DURATION_MINUTES:
-        raise InterviewRefused(f"the duration is 5–{MAX_DURATION_MINUTES} minutes", "duration_minutes")
+        raise InterviewRefused(
+            _("the duration is %(low)d–%(high)d minutes") % {"low": 5, "high": MAX_DURATION_MINUTES}, "duration_minutes"
+        )
     return title
 
 

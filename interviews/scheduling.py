@@ -12,6 +12,7 @@ from django.core.mail import send_mail
 from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
+from django.utils.translation import gettext as _
 
 from core.roles import Role, has_role, role_group
 from interviews.audit import record
@@ -39,13 +40,15 @@ def create_interview(owner, *, title: str, items: list[ItemSpec], candidate: Can
                      ) -> Interview:  # fmt: skip
     title = (title or "").strip()
     if not title:
-        raise InterviewRefused("give the interview a title", "title")
+        raise InterviewRefused(_("give the interview a title"), "title")
     if not 5 <= duration_minutes <= MAX_DURATION_MINUTES:
-        raise InterviewRefused(f"the duration is 5–{MAX_DURATION_MINUTES} minutes", "duration_minutes")
+        raise InterviewRefused(
+            _("the duration is %(low)d–%(high)d minutes") % {"low": 5, "high": MAX_DURATION_MINUTES}, "duration_minutes"
+        )
     if window_closes_at <= window_opens_at:
-        raise InterviewRefused("the start window must close after it opens", "window_closes_at")
+        raise InterviewRefused(_("the start window must close after it opens"), "window_closes_at")
     if window_closes_at <= timezone.now():
-        raise InterviewRefused("the start window has already closed", "window_closes_at")
+        raise InterviewRefused(_("the start window has already closed"), "window_closes_at")
     resolved = resolve_items(items)
     user = candidate.user
     if user is not None:
@@ -54,13 +57,17 @@ def create_interview(owner, *, title: str, items: list[ItemSpec], candidate: Can
     else:
         name, email = candidate.name.strip(), candidate.email.strip().lower()
         if not name or not email:
-            raise InterviewRefused("name the candidate and give their e-mail, or pick an existing account", "candidate")
+            raise InterviewRefused(
+                _("name the candidate and give their e-mail, or pick an existing account"), "candidate"
+            )
     panel = list(co_interviewers)
     for person in panel:
         if not has_role(person, Role.INTERVIEWER):
-            raise InterviewRefused(f"{person.get_username()} is not an interviewer", "co_interviewers")
+            raise InterviewRefused(
+                _("%(user)s is not an interviewer") % {"user": person.get_username()}, "co_interviewers"
+            )
     if user is not None and (user.pk == owner.pk or any(p.pk == user.pk for p in panel)):
-        raise InterviewRefused("the candidate cannot also be an interviewer of the interview", "candidate")
+        raise InterviewRefused(_("the candidate cannot also be an interviewer of the interview"), "candidate")
     interview = Interview.objects.create(
         owner=owner, template=template, title=title, instructions=instructions or "", candidate=user,
         candidate_name=name, candidate_email=email, window_opens_at=window_opens_at,
@@ -84,7 +91,7 @@ def create_interview(owner, *, title: str, items: list[ItemSpec], candidate: Can
 def invite(interview: Interview, by, base_url: str, hours: int = INVITATION_HOURS) -> tuple[Invitation, str]:
     """A new link (earlier open links stop working), e-mailed to the candidate after commit."""
     if interview.status not in (Interview.Status.SCHEDULED, Interview.Status.IN_PROGRESS):
-        raise InterviewRefused("this interview is over: there is nothing to invite to")
+        raise InterviewRefused(_("this interview is over: there is nothing to invite to"))
     now = timezone.now()
     Invitation.objects.filter(interview=interview, used_at__isnull=True, revoked_at__isnull=True).update(revoked_at=now)
     token = secrets.token_urlsafe(32)
@@ -126,7 +133,7 @@ def _new_candidate_account(name: str, email: str):
     username = base
     while User.objects.filter(username=username).exists():
         username = f"{base}-{secrets.token_hex(3)}"
-    first, _, last = name.partition(" ")
+    first, _space, last = name.partition(" ")
     user = User(username=username, email=email, first_name=first[:150], last_name=last[:150])
     user.set_unusable_password()
     user.save()
@@ -134,16 +141,29 @@ def _new_candidate_account(name: str, email: str):
     return user
 
 
+def live_invitation(token: str) -> Invitation:
+    """The invitation a link names, if it can still be used; spends nothing. InterviewRefused says why not."""
+    invitation = Invitation.objects.select_related("interview").filter(token_hash=Invitation.hash(token)).first()
+    if invitation is None or invitation.state != "open":
+        raise InterviewRefused(_link_spent())
+    if invitation.interview.status not in (Interview.Status.SCHEDULED, Interview.Status.IN_PROGRESS):
+        raise InterviewRefused(_("this interview is over"))
+    return invitation
+
+
+def _link_spent() -> str:
+    return _("this link has already been used, has expired or was withdrawn: ask your interviewer for a new one")
+
+
 @transaction.atomic
 def redeem(token: str) -> Interview:
     """Use a link: the interview it is for, with its candidate account made on first use."""
     invitation = Invitation.redeem(token)
     if invitation is None:
-        raise InterviewRefused("this link has already been used, has expired or was withdrawn: ask your interviewer "
-                               "for a new one")  # fmt: skip
+        raise InterviewRefused(_link_spent())
     interview = Interview.objects.select_for_update().get(pk=invitation.interview_id)
     if interview.status not in (Interview.Status.SCHEDULED, Interview.Status.IN_PROGRESS):
-        raise InterviewRefused("this interview is over")
+        raise InterviewRefused(_("this interview is over"))
     if interview.candidate_id is None:
         interview.candidate = _new_candidate_account(interview.candidate_name, interview.candidate_email)
         interview.save(update_fields=["candidate"])

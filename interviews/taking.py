@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from interviews import clock
 from interviews.audit import record
@@ -20,12 +21,14 @@ def start(interview: Interview) -> Interview:
     if interview.status == Interview.Status.IN_PROGRESS:
         return interview
     if interview.status != Interview.Status.SCHEDULED:
-        raise InterviewRefused("this interview is over")
+        raise InterviewRefused(_("this interview is over"))
     now = timezone.now()
     if now < interview.window_opens_at:
-        raise InterviewRefused(f"the interview opens at {interview.window_opens_at:%Y-%m-%d %H:%M} UTC")
+        raise InterviewRefused(
+            _("the interview opens at %(time)s UTC") % {"time": f"{interview.window_opens_at:%Y-%m-%d %H:%M}"}
+        )
     if now > interview.window_closes_at:
-        raise InterviewRefused("the time to start this interview has passed: ask your interviewer for a new one")
+        raise InterviewRefused(_("the time to start this interview has passed: ask your interviewer for a new one"))
     with transaction.atomic():
         if Interview.start(interview.pk):
             interview.refresh_from_db()
@@ -40,9 +43,9 @@ def _answerable(item: InterviewItem) -> InterviewItem:
     item.refresh_from_db()
     item.interview.refresh_from_db()
     if item.interview.status == Interview.Status.SCHEDULED:
-        raise InterviewRefused("start the interview first")
+        raise InterviewRefused(_("start the interview first"))
     if not item.interview.answerable or item.closed_at is not None:
-        raise InterviewRefused("time is up for this item: your answer as last saved is kept")
+        raise InterviewRefused(_("time is up for this item: your answer as last saved is kept"))
     return item
 
 
@@ -73,12 +76,14 @@ def open_item(item: InterviewItem) -> InterviewItem:
 def autosave(item: InterviewItem, text: str) -> InterviewItem:
     """Keep the draft; every change is a snapshot the review replays. Refused once the item is frozen."""
     if item.kind != ItemKind.QUESTION:
-        raise InterviewRefused("a lab is answered in its workspace")
+        raise InterviewRefused(_("a lab is answered in its workspace"))
     if not isinstance(text, str):
-        raise InterviewRefused("text: a string", "text")
+        raise InterviewRefused(_("text: a string"), "text")
     if len(text) > PracticeAnswer.MAX_LENGTH:
         raise InterviewRefused(
-            f"text: answers are limited to {PracticeAnswer.MAX_LENGTH} characters; yours has {len(text)}", "text"
+            _("text: answers are limited to %(limit)d characters; yours has %(length)d")
+            % {"limit": PracticeAnswer.MAX_LENGTH, "length": len(text)},
+            "text",
         )
     item = _answerable(item)
     if item.opened_at is None:
@@ -87,7 +92,7 @@ def autosave(item: InterviewItem, text: str) -> InterviewItem:
         return item
     with transaction.atomic():
         if not InterviewItem.save_draft(item.pk, text):
-            raise InterviewRefused("time is up for this item: your answer as last saved is kept")
+            raise InterviewRefused(_("time is up for this item: your answer as last saved is kept"))
         AnswerSnapshot.objects.create(item=item, text=text)
     item.refresh_from_db()
     return item
@@ -104,7 +109,7 @@ def submit_item(item: InterviewItem) -> InterviewItem:
 def finish_early(interview: Interview) -> Interview:
     interview = clock.settle(interview)
     if interview.status != Interview.Status.IN_PROGRESS:
-        raise InterviewRefused("this interview is not in progress")
+        raise InterviewRefused(_("this interview is not in progress"))
     clock.finish(interview, interview.candidate, reason="candidate")
     interview.refresh_from_db()
     return interview

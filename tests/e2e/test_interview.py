@@ -105,6 +105,7 @@ def test_a_whole_interview_in_two_browsers(browser, page, live_server, worker, s
     candidate_context = _new_context(browser, live_server)
     candidate = candidate_context.new_page()
     candidate.goto(link)
+    candidate.get_by_role("button", name="Sign in to the interview").click()
     candidate.get_by_role("button", name="Start the interview").click()
     candidate.get_by_role("button", name="Open the question").click()
     candidate.get_by_label("Your answer (Markdown)").fill(ANSWER)

@@ -45,6 +45,7 @@ def invitation_link(live_server):
 
 def _start_and_open_the_question(page, link: str) -> str:
     page.goto(link)
+    page.get_by_role("button", name="Sign in to the interview").click()
     page.get_by_role("button", name="Start the interview").click()
     expect(page.locator('[data-countdown="interview"]')).to_have_text(re.compile(r"^(44|45):\d\d$"))
     page.get_by_role("button", name="Open the question").click()

@@ -24,6 +24,15 @@ def _link(interview, interviewer) -> str:
     return url.removeprefix("http://testserver")
 
 
+def _open(client: Client, link: str):
+    """What a person does with the link: open it (which spends nothing), then press the button."""
+    shown = client.get(link)
+    if shown.status_code != 200:
+        return shown
+    assert "Sign in to the interview" in shown.content.decode()
+    return client.post(link)
+
+
 def _signed_in(client: Client):
     return client.session.get(AUTH_USER_KEY)
 
@@ -33,7 +42,7 @@ def test_the_link_signs_the_candidate_in_to_that_interview(make_interview, inter
     client = Client()
     client.get("/accounts/login/")  # a session from before the link
     before = client.session.session_key
-    response = client.get(_link(interview, interviewer))
+    response = _open(client, _link(interview, interviewer))
     assert response.status_code == 302 and response["Location"] == f"/interviews/take/{interview.pk}/"
     assert _signed_in(client) == str(candidate.pk)
     assert client.session[access.SESSION_KEY] == interview.pk
@@ -46,7 +55,7 @@ def test_the_link_signs_the_candidate_in_to_that_interview(make_interview, inter
 def test_an_invitation_by_email_makes_the_account_on_first_use(make_interview, interviewer):
     interview = make_interview(by_email=True)
     client = Client()
-    response = client.get(_link(interview, interviewer))
+    response = _open(client, _link(interview, interviewer))
     assert response.status_code == 302
     interview.refresh_from_db()
     assert interview.candidate.email == "ada@example.test"
@@ -54,12 +63,23 @@ def test_an_invitation_by_email_makes_the_account_on_first_use(make_interview, i
     assert not interview.candidate.has_usable_password()
 
 
+def test_opening_the_link_spends_nothing_until_the_candidate_signs_in(make_interview, interviewer, candidate):
+    """A mail scanner or a chat preview fetches the link first: that must not use it up."""
+    interview = make_interview()
+    link = _link(interview, interviewer)
+    scanner = Client()
+    for _ in range(2):
+        assert scanner.get(link).status_code == 200
+    assert _signed_in(scanner) is None and not Invitation.objects.get(interview=interview).used_at
+    assert _open(Client(), link).status_code == 302
+
+
 def test_a_link_works_once(make_interview, interviewer):
     interview = make_interview()
     link = _link(interview, interviewer)
-    assert Client().get(link).status_code == 302
+    assert _open(Client(), link).status_code == 302
     second = Client()
-    response = second.get(link)
+    response = _open(second, link)
     assert response.status_code == 410
     assert "already been used, has expired or was withdrawn" in response.content.decode()
     assert _signed_in(second) is None
@@ -70,7 +90,7 @@ def test_an_expired_link_fails(make_interview, interviewer):
     link = _link(interview, interviewer)
     Invitation.objects.filter(interview=interview).update(expires_at=timezone.now() - timedelta(minutes=1))
     client = Client()
-    response = client.get(link)
+    response = _open(client, link)
     assert response.status_code == 410 and _signed_in(client) is None
 
 
@@ -79,7 +99,7 @@ def test_a_revoked_link_fails(make_interview, interviewer):
     link = _link(interview, interviewer)
     scheduling.revoke(Invitation.objects.get(interview=interview), interviewer)
     client = Client()
-    response = client.get(link)
+    response = _open(client, link)
     assert response.status_code == 410 and _signed_in(client) is None
 
 
@@ -87,25 +107,25 @@ def test_a_new_link_withdraws_the_old_one(make_interview, interviewer):
     interview = make_interview()
     old = _link(interview, interviewer)
     new = _link(interview, interviewer)
-    assert Client().get(old).status_code == 410
-    assert Client().get(new).status_code == 302
+    assert _open(Client(), old).status_code == 410
+    assert _open(Client(), new).status_code == 302
 
 
 def test_a_link_to_an_interview_that_is_over_fails(make_interview, interviewer):
     interview = taking.start(make_interview())
     link = _link(interview, interviewer)
     taking.finish_early(interview)
-    response = Client().get(link)
+    response = _open(Client(), link)
     assert response.status_code == 410 and "over" in response.content.decode()
 
 
 def test_someone_else_opening_a_used_link_gains_nothing(make_interview, interviewer, candidate, login):
     interview = make_interview()
     link = _link(interview, interviewer)
-    Client().get(link)
+    _open(Client(), link)
     someone = make_user("someone", Role.CANDIDATE)
     client = login(someone)
-    assert client.get(link).status_code == 410
+    assert _open(client, link).status_code == 410
     assert _signed_in(client) == str(someone.pk)
     assert access.SESSION_KEY not in client.session
     assert client.get(f"/interviews/take/{interview.pk}/").status_code == 404
@@ -120,7 +140,7 @@ def test_a_link_session_reaches_only_its_interview(make_interview, interviewer, 
     practice = lab_services.start_attempt(candidate, Lab.objects.get(pk=lab_item.lab_id))
     other_interview = make_interview()
     client = Client()
-    client.get(_link(interview, interviewer))
+    _open(client, _link(interview, interviewer))
 
     for path in ("/questions/", "/labs/", "/", "/interviews/", f"/labs/attempts/{practice.pk}/",
                  f"/interviews/take/{other_interview.pk}/", "/accounts/password_change/", "/sandbox/"):  # fmt: skip
