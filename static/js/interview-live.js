@@ -3,6 +3,7 @@
 // shows, so each poll carries only what is new.
 (function () {
   "use strict";
+  const { call } = window.faultlineApi;
   const root = document.getElementById("live");
   if (!root) return;
   const api = root.dataset.api;
@@ -14,26 +15,7 @@
   const follow = {}; // item id -> {run, pinned, logSeq, eventSeq, started, chart}
   let timer = null;
 
-  function csrf() {
-    const match = document.cookie.match(/(?:^|; )csrftoken=([^;]+)/);
-    return match ? decodeURIComponent(match[1]) : "";
-  }
 
-  async function call(method, url, body) {
-    const response = await fetch(url, {
-      method: method,
-      headers: { "Content-Type": "application/json", "X-CSRFToken": csrf(), Accept: "application/json" },
-      credentials: "same-origin",
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const data = await response.json().catch(() => ({}));
-    if (!response.ok) {
-      const error = data.error || {};
-      const fields = error.fields ? Object.values(error.fields).flat().join(" ") : "";
-      throw new Error(fields || error.message || response.statusText);
-    }
-    return data;
-  }
 
   const field = (section, name) => section.querySelector('[data-field="' + name + '"]');
   function el(tag, text, className) {

@@ -4,6 +4,7 @@
 // reloads to show it. Everything here also works as plain forms without this script.
 (function () {
   "use strict";
+  const { ApiError, call } = window.faultlineApi;
   const root = document.getElementById("take");
   if (!root) return;
   const $ = (id) => document.getElementById(id);
@@ -16,35 +17,8 @@
   const shownStates = itemStates(state);
   let reloading = false;
 
-  function csrf() {
-    const match = document.cookie.match(/(?:^|; )csrftoken=([^;]+)/);
-    if (match) return decodeURIComponent(match[1]);
-    const field = document.querySelector("input[name=csrfmiddlewaretoken]");
-    return field ? field.value : "";
-  }
 
-  class ApiError extends Error {
-    constructor(message, status) {
-      super(message);
-      this.status = status;
-    }
-  }
 
-  async function call(method, url, body, extra) {
-    const response = await fetch(url, Object.assign({
-      method: method,
-      headers: { "Content-Type": "application/json", "X-CSRFToken": csrf(), Accept: "application/json" },
-      credentials: "same-origin",
-      body: body === undefined ? undefined : JSON.stringify(body),
-    }, extra || {}));
-    const data = await response.json().catch(() => ({}));
-    if (!response.ok) {
-      const error = data.error || {};
-      const fields = error.fields ? Object.values(error.fields).flat().join(" ") : "";
-      throw new ApiError(fields || error.message || response.statusText, response.status);
-    }
-    return data;
-  }
 
   function reload() {
     if (reloading) return;

@@ -2,6 +2,7 @@
 // Everything goes through the JSON API, the same one scripts and tests use.
 (function () {
   "use strict";
+  const { call } = window.faultlineApi;
   const root = document.getElementById("workspace");
   if (!root) return;
   const api = root.dataset.api;
@@ -17,26 +18,7 @@
   const input = $("code-input");
   const highlight = $("code-highlight");
 
-  function csrf() {
-    const match = document.cookie.match(/(?:^|; )csrftoken=([^;]+)/);
-    return match ? decodeURIComponent(match[1]) : "";
-  }
 
-  async function call(method, url, body) {
-    const response = await fetch(url, {
-      method: method,
-      headers: { "Content-Type": "application/json", "X-CSRFToken": csrf(), Accept: "application/json" },
-      credentials: "same-origin",
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const data = await response.json().catch(() => ({}));
-    if (!response.ok) {
-      const error = data.error || {};
-      const fields = error.fields ? Object.values(error.fields).flat().join(" ") : "";
-      throw new Error(fields || error.message || response.statusText);
-    }
-    return data;
-  }
 
   // ---- editor -------------------------------------------------------------------------
   function paint() {
