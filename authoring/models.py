@@ -129,3 +129,17 @@ class AuthoringEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.subject} {self.slug}"
+
+
+class LabVersionSource(models.Model):
+    """The folder a version was made from in the browser, as its author wrote it (comments and all), and who
+    made it. Export gives these files back; a catalog version is exported from its parsed spec instead."""
+
+    version = models.OneToOneField("labs.LabVersion", on_delete=models.CASCADE, related_name="authored_source")
+    files = models.JSONField(help_text="folder-relative path → text, as in LabDraft.files")
+    draft = models.ForeignKey(LabDraft, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    made_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"source of {self.version}"

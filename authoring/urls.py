@@ -1,4 +1,6 @@
-from authoring import lab_urls, question_urls
+from django.urls import path
+
+from authoring import lab_urls, question_urls, views
 
 app_name = "authoring"
-urlpatterns = [*lab_urls.urlpatterns, *question_urls.urlpatterns]
+urlpatterns = [path("", views.home, name="home"), *lab_urls.urlpatterns, *question_urls.urlpatterns]

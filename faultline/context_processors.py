@@ -12,7 +12,7 @@ NAV_ITEMS = (
     ("questions:index", _("Question bank"), ()),
     ("labs:index", _("Labs"), ()),
     ("interviews:index", _("Interviews"), (Role.INTERVIEWER,)),
-    ("sandbox:index", _("Authoring"), (Role.AUTHOR,)),
+    ("authoring:home", _("Authoring"), (Role.AUTHOR,)),
 )
 
 

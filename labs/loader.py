@@ -2,7 +2,8 @@
 
 A changed folder becomes a new version; attempts keep the version they started on.
 Candidates get a version only once it has been validated (``validatelab``), so an
-edit never reaches them unchecked. A folder that disappeared retires its lab.
+edit never reaches them unchecked. A folder that disappeared retires its lab, unless the lab
+was made in the browser (it never had a folder).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from django.db import transaction
 from django.db.models import Max
 
 from labs.models import Lab, LabVersion
-from labs.spec import CATALOG_DIR, LabCatalogError, LabSpecError, load_catalog
+from labs.spec import CATALOG_DIR, LabCatalogError, LabSpec, LabSpecError, load_catalog
 from questions.models import Question
 
 
@@ -45,7 +46,7 @@ def load_labs(root: Path = CATALOG_DIR) -> LoadReport:
                 slug=spec.slug,
                 defaults={
                     "family": spec.family, "difficulty": spec.difficulty, "title_en": spec.title["en"],
-                    "title_zh": spec.title["zh"], "retired": False,
+                    "title_zh": spec.title["zh"], "retired": False, "origin": Lab.Origin.CATALOG,
                 },
             )  # fmt: skip
             lab.questions.set([known[slug] for slug in spec.questions])
@@ -56,11 +57,57 @@ def load_labs(root: Path = CATALOG_DIR) -> LoadReport:
             number = (lab.versions.aggregate(n=Max("number"))["n"] or 0) + 1
             LabVersion.objects.create(lab=lab, number=number, content_hash=digest, spec=spec.as_json())
             (report.created if created else report.new_versions).append(spec.slug)
-        gone = Lab.objects.filter(retired=False).exclude(slug__in=[s.slug for s in specs])
+        gone = Lab.objects.filter(retired=False, origin=Lab.Origin.CATALOG).exclude(slug__in=[s.slug for s in specs])
         report.retired = sorted(gone.values_list("slug", flat=True))
         gone.update(retired=True)
         transaction.on_commit(refresh_question_links)
     return report
+
+
+def unknown_questions(spec: LabSpec) -> list[str]:
+    """The question slugs a lab names that are not in the bank (loadlabs refuses such a lab)."""
+    known = set(Question.objects.filter(slug__in=spec.questions).values_list("slug", flat=True))
+    return [slug for slug in spec.questions if slug not in known]
+
+
+@transaction.atomic
+def add_version(spec: LabSpec, origin: str = Lab.Origin.BROWSER) -> tuple[LabVersion, bool]:
+    """The version holding exactly ``spec`` (made when new, its lab too); True when it was made now.
+    Nothing is published: candidates keep the current version until ``publish_version``."""
+    lab, _ = Lab.objects.get_or_create(
+        slug=spec.slug,
+        defaults={
+            "family": spec.family, "difficulty": spec.difficulty, "title_en": spec.title["en"],
+            "title_zh": spec.title["zh"], "origin": origin,
+        },
+    )  # fmt: skip
+    lab = Lab.objects.select_for_update().get(pk=lab.pk)
+    digest = spec.content_hash()
+    existing = lab.versions.filter(content_hash=digest).first()
+    if existing:
+        return existing, False
+    number = (lab.versions.aggregate(n=Max("number"))["n"] or 0) + 1
+    version = LabVersion.objects.create(lab=lab, number=number, content_hash=digest, spec=spec.as_json(), origin=origin)
+    return version, True
+
+
+@transaction.atomic
+def publish_version(version: LabVersion) -> bool:
+    """Make a validated version the one new attempts get (running attempts keep theirs), with the lab's
+    title, family and questions taken from it. A version older than the current one goes through
+    ``Lab.make_current`` instead. True when it became current."""
+    if version.validated_at is None:
+        return False
+    spec = version.spec
+    Lab.objects.filter(pk=version.lab_id).update(
+        family=spec["family"], difficulty=spec["difficulty"], title_en=spec["title"]["en"],
+        title_zh=spec["title"]["zh"], retired=False,
+    )  # fmt: skip
+    if not Lab.publish(version):
+        return False
+    version.lab.questions.set(Question.objects.filter(slug__in=spec["questions"]))
+    transaction.on_commit(refresh_question_links)
+    return True
 
 
 def refresh_question_links() -> None:

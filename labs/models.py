@@ -10,6 +10,11 @@ from sandbox.models import Run
 
 
 class Lab(models.Model):
+    class Origin(models.TextChoices):
+        # loadlabs retires a catalog lab whose folder is gone; a lab made in the browser has no folder to lose.
+        CATALOG = "catalog", _("Catalog folder")
+        BROWSER = "browser", _("Made in the browser")
+
     class Family(models.TextChoices):
         NAN = "nan", _("NaN / divergence")
         LEAK = "leak", _("Memory leak")
@@ -24,6 +29,7 @@ class Lab(models.Model):
     title_zh = models.CharField(max_length=200)
     current = models.ForeignKey("LabVersion", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     retired = models.BooleanField(default=False)
+    origin = models.CharField(max_length=8, choices=Origin.choices, default=Origin.CATALOG)
     questions = models.ManyToManyField("questions.Question", blank=True, related_name="labs")
 
     class Meta:
@@ -42,6 +48,14 @@ class Lab(models.Model):
         newer = Q(current__isnull=False) & Q(current__number__gt=version.number)
         return cls.objects.filter(pk=version.lab_id).exclude(newer).update(current=version) == 1
 
+    @classmethod
+    def make_current(cls, version: LabVersion, expected_current_id: int | None) -> bool:
+        """Roll back (or forward) to a validated ``version``, only if the current version is still the one
+        the caller saw: two authors acting at once cannot silently undo each other. True when it moved."""
+        if version.validated_at is None:
+            return False
+        return cls.objects.filter(pk=version.lab_id, current_id=expected_current_id).update(current=version) == 1
+
 
 class LabVersion(models.Model):
     """One imported state of a lab folder. Attempts pin the version they started on."""
@@ -49,6 +63,8 @@ class LabVersion(models.Model):
     lab = models.ForeignKey(Lab, on_delete=models.CASCADE, related_name="versions")
     number = models.PositiveIntegerField()
     content_hash = models.CharField(max_length=64)
+    # A version made in the browser is published by its author, never by the catalog's automatic validation.
+    origin = models.CharField(max_length=8, choices=Lab.Origin.choices, default=Lab.Origin.CATALOG)
     spec = models.JSONField(help_text="the parsed lab folder (labs.spec.LabSpec.as_json)")
     created_at = models.DateTimeField(auto_now_add=True)
     validated_at = models.DateTimeField(null=True, blank=True)
@@ -80,6 +96,8 @@ class Attempt(models.Model):
         # interviewer, and the diagnosis rubric is not shown to the candidate.
         PRACTICE = "practice", _("Practice")
         INTERVIEW = "interview", _("Interview")
+        # An author trying a draft as a candidate would: never listed, scored or counted against a quota.
+        PREVIEW = "preview", _("Preview")
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="lab_attempts")
     version = models.ForeignKey(LabVersion, on_delete=models.PROTECT, related_name="attempts")

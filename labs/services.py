@@ -91,6 +91,19 @@ def start_attempt(user, lab: Lab, *, version: LabVersion | None = None, seed: in
     )
 
 
+def start_preview_attempt(user, version: LabVersion, seed: int) -> Attempt:
+    """A throw-away attempt an author makes on any version (validated or not) to try it as a candidate
+    would: the real sandbox and grading, but never listed, scored for anyone or counted against a quota."""
+    return Attempt.objects.create(
+        user=user, version=version, seed=seed, files=program_for(version, seed), purpose=Attempt.Purpose.PREVIEW
+    )
+
+
+def counted_attempts():
+    """Attempts that are the user's own work (a preview is an author's throw-away trial)."""
+    return Attempt.objects.exclude(purpose=Attempt.Purpose.PREVIEW)
+
+
 def ensure_open(attempt: Attempt) -> None:
     if attempt.closed_at is not None:
         raise LabRefused("time is up for this lab: the attempt is closed and keeps the work as it was")
@@ -144,14 +157,17 @@ def reset_files(attempt: Attempt) -> Attempt:
 
 
 def _check_quota(user) -> None:
-    active = Run.objects.filter(owner=user, status__in=list(Run.ACTIVE), lab_run__isnull=False)
+    active = Run.objects.filter(owner=user, status__in=list(Run.ACTIVE), lab_run__attempt__isnull=False)
     if active.exists():
         raise LabRefused("you already have a run in progress: wait for it to finish or cancel it")
     since = timezone.now() - timedelta(hours=1)
     # Runs the platform failed (status error) are not counted: a platform fault costs the candidate nothing.
+    # Nor are an author's previews and validation runs.
     used = (
         Run.objects.filter(owner=user, created_at__gte=since, lab_run__isnull=False)
         .exclude(status=Run.Status.ERROR)
+        .exclude(lab_run__kind=LabRun.Kind.VALIDATE)
+        .exclude(lab_run__attempt__purpose=Attempt.Purpose.PREVIEW)
         .count()
     )
     if used >= settings.LAB_RUNS_PER_HOUR:

@@ -39,6 +39,7 @@ class ValidationRow:
     ok: bool
     fix_percent: int | None = None
     problem: str = ""  # why the row is not ok, when the outcome alone does not say
+    run_id: int | None = None  # the sandbox run, whose log and events explain the row
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -67,13 +68,31 @@ def run_variant(version: LabVersion, seed: int, variant: str, owner=None) -> Lab
     return lab_run
 
 
-def validate_version(version: LabVersion, seeds: list[int], progress=None) -> list[ValidationRow]:
+class ValidationCancelled(Exception):
+    """``cancelled()`` said stop: the rows finished so far are kept on the exception, nothing is recorded."""
+
+    def __init__(self, rows: list[ValidationRow]) -> None:
+        self.rows = rows
+        super().__init__("validation cancelled")
+
+
+def validate_version(
+    version: LabVersion, seeds: list[int], progress=None, *, owner=None, cancelled=None, publish: bool = True
+) -> list[ValidationRow]:
+    """``owner`` owns the runs (so they can read their logs); ``cancelled`` is asked before every run;
+    ``publish`` False records the result without making the version current (authors publish themselves)."""
+
+    def check_cancelled(rows: list[ValidationRow]) -> None:
+        if cancelled and cancelled():
+            raise ValidationCancelled(rows)
+
     # Baselines first, on every seed: they fix the distinguishing checks and the speedup baseline before
     # any fix is graded.
     done: list[tuple[int, str, str, LabRun, float]] = []
     baseline_durations = []
     for seed in seeds:
-        lab_run, seconds = _timed(version, seed, "baseline")
+        check_cancelled([])
+        lab_run, seconds = _timed(version, seed, "baseline", owner)
         done.append((seed, "baseline", "fail", lab_run, seconds))
         run = lab_run.run
         if run.status != Run.Status.ERROR and run.duration_seconds and not run.timed_out:
@@ -91,17 +110,18 @@ def validate_version(version: LabVersion, seeds: list[int], progress=None) -> li
             progress(rows[-1])
     for seed in seeds:
         for variant, expected in variants(version)[1:]:
-            lab_run, seconds = _timed(version, seed, variant)
+            check_cancelled(rows)
+            lab_run, seconds = _timed(version, seed, variant, owner)
             rows.append(_row(version, seed, variant, expected, lab_run, seconds))
             if progress:
                 progress(rows[-1])
-    record_validation(version, rows)
+    record_validation(version, rows, publish=publish)
     return rows
 
 
-def _timed(version: LabVersion, seed: int, variant: str) -> tuple[LabRun, float]:
+def _timed(version: LabVersion, seed: int, variant: str, owner=None) -> tuple[LabRun, float]:
     started = time.monotonic()
-    lab_run = run_variant(version, seed, variant)
+    lab_run = run_variant(version, seed, variant, owner=owner)
     return lab_run, round(time.monotonic() - started, 1)
 
 
@@ -121,7 +141,7 @@ def _row(version: LabVersion, seed: int, variant: str, expected: str, lab_run: L
     run = lab_run.run
     row = ValidationRow(
         lab=version.lab.slug, version=version.number, seed=seed, variant=variant, expected=expected,
-        outcome="", failed_checks=[], seconds=seconds, ok=False,
+        outcome="", failed_checks=[], seconds=seconds, ok=False, run_id=lab_run.run_id,
     )  # fmt: skip
     if run.status == Run.Status.ERROR or lab_run.passed is None:
         row.outcome = f"error: {run.error_message or run.status}"
@@ -166,13 +186,13 @@ def learn_from_baseline(version: LabVersion, seed: int) -> list[str] | None:
     return distinguishing_checks(version.spec["checks"], [baseline])
 
 
-def record_validation(version: LabVersion, rows: list[ValidationRow]) -> None:
+def record_validation(version: LabVersion, rows: list[ValidationRow], publish: bool = True) -> None:
     passed = bool(rows) and all(r.ok for r in rows)
     fields = {"validation": [r.as_dict() for r in rows]}
     if passed:
         fields["validated_at"] = timezone.now()
     LabVersion.objects.filter(pk=version.pk).update(**fields)
-    if passed and Lab.publish(version):
+    if passed and publish and Lab.publish(version):
         # Candidates starting now get this version; running attempts keep theirs.
         refresh_question_links()
 
@@ -192,7 +212,8 @@ def pending_versions() -> list[LabVersion]:
     fresh server opens its first labs within minutes instead of after the whole catalog."""
     pending = []
     for lab in Lab.objects.filter(retired=False):
-        version = lab.versions.order_by("-number").first()
+        # Versions made in the browser wait for their author to validate and publish them.
+        version = lab.versions.filter(origin=Lab.Origin.CATALOG).order_by("-number").first()
         if version and version.validated_at is None and not version.validation:
             pending.append(version)
     return sorted(pending, key=lambda v: (expected_validation_seconds(v.spec), v.lab.slug))

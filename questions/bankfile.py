@@ -126,6 +126,12 @@ def parse_question(path: Path, topic_slugs: set[str] | None = None) -> QuestionS
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise BankFileError(path, "file", "not UTF-8 text") from exc
+    return parse_question_text(text, path, topic_slugs)
+
+
+def parse_question_text(text: str, path: Path, topic_slugs: set[str] | None = None) -> QuestionSpec:
+    """Parse a question file's text as if it lay at ``path`` (which the slug and topic must match):
+    how a file written in the browser is checked without touching the disk."""
     meta, body, body_line = _split_front_matter(path, text)
     sections = _split_sections(path, body, body_line)
 

@@ -5,6 +5,9 @@ transaction applies the changes. A bad file therefore leaves the database as it
 was, and the error names the file, the place and the problem. Files that
 disappeared are reported and their questions retired (hidden, history kept),
 never deleted.
+
+A question written or edited in the browser (``apply_authored_question``, the same code path) is kept
+as it is until its bank file itself changes: the file wins only when someone changed the file.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from django.db import transaction
 
 from questions.bankfile import (
     BANK_DIR,
+    LANGS,
     BankFileError,
     QuestionSpec,
     TopicSpec,
@@ -48,13 +52,23 @@ class LoadReport:
     unchanged: list[str] = field(default_factory=list)
     retired: list[str] = field(default_factory=list)
     reactivated: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)  # edited in the browser, bank file unchanged since
     topics: int = 0
 
     def summary(self) -> str:
-        return (
+        text = (
             f"{self.topics} topics; questions: {len(self.created)} created, {len(self.updated)} updated, "
             f"{len(self.unchanged)} unchanged, {len(self.reactivated)} restored, {len(self.retired)} retired"
         )
+        return text + (f", {len(self.kept)} kept as edited in the browser" if self.kept else "")
+
+
+class AuthoredQuestionError(Exception):
+    """A question written in the browser does not fit the bank; ``errors`` maps the field to the problem."""
+
+    def __init__(self, errors: dict[str, str]) -> None:
+        self.errors = errors
+        super().__init__("; ".join(f"{where}: {problem}" for where, problem in errors.items()))
 
 
 def search_terms_for(
@@ -115,6 +129,17 @@ def file_hash(path: Path) -> str:
     return hashlib.sha256(PIPELINE_VERSION.encode() + path.read_bytes()).hexdigest()
 
 
+def text_hash(text: str) -> str:
+    """A question written in the browser is known by its text's hash (``content_hash``), so its author can
+    tell whether the bank still shows the version they saved."""
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def bank_file_hash(data: bytes) -> str:
+    """The file's bytes alone: a new PIPELINE_VERSION re-renders files but is no change to the file."""
+    return hashlib.sha256(data).hexdigest()
+
+
 @transaction.atomic
 def load_bank(bank_dir: Path = BANK_DIR) -> LoadReport:
     topic_specs, specs = parse_bank(bank_dir)
@@ -134,19 +159,32 @@ def load_bank(bank_dir: Path = BANK_DIR) -> LoadReport:
 
     existing = {q.slug: q for q in Question.objects.all()}
     touched: list[tuple[Question, QuestionSpec]] = []
+    marked: list[Question] = []
     for spec in specs:
         digest = file_hash(spec.path)
+        raw_hash = bank_file_hash(spec.path.read_bytes())
         question = existing.get(spec.slug)
+        if question is not None and not question.retired and question.origin == Question.Origin.BROWSER:
+            if question.bank_file_hash == raw_hash:
+                report.kept.append(spec.slug)
+                continue
         if question is not None and question.content_hash == digest and not question.retired:
             report.unchanged.append(spec.slug)
+            if question.bank_file_hash != raw_hash or question.origin != Question.Origin.BANK:
+                question.bank_file_hash, question.origin = raw_hash, Question.Origin.BANK
+                marked.append(question)
             continue
         if question is None:
             question = Question(slug=spec.slug)
             report.created.append(spec.slug)
         else:
             (report.reactivated if question.retired else report.updated).append(spec.slug)
-        _apply_spec(question, spec, topics[spec.topic], digest, bank_dir)
+        _apply_spec(
+            question, spec, topics[spec.topic], digest, bank_dir, origin=Question.Origin.BANK, raw_hash=raw_hash
+        )
         touched.append((question, spec))
+    # Databases loaded before files were tracked learn their hashes here, so a later browser edit is kept.
+    Question.objects.bulk_update(marked, ["bank_file_hash", "origin"])
 
     all_questions = {q.slug: q for q in Question.objects.all()}
     for question, spec in touched:
@@ -154,7 +192,9 @@ def load_bank(bank_dir: Path = BANK_DIR) -> LoadReport:
 
     present = {spec.slug for spec in specs}
     for slug, question in existing.items():
-        if slug not in present and not question.retired:
+        if slug not in present and not question.retired and question.origin == Question.Origin.BROWSER:
+            report.kept.append(slug)  # made (or last edited) in the browser: no file to miss
+        elif slug not in present and not question.retired:
             question.retired = True
             question.save(update_fields=["retired", "updated_at"])
             SearchTerm.objects.filter(question=question).delete()  # the index holds active questions only
@@ -163,12 +203,62 @@ def load_bank(bank_dir: Path = BANK_DIR) -> LoadReport:
     return report
 
 
-def _apply_spec(question: Question, spec: QuestionSpec, topic: Topic, digest: str, bank_dir: Path) -> None:
+def authored_question_problems(spec: QuestionSpec) -> tuple[dict[str, str], list[str]]:
+    """What the bank would refuse in a question written in the browser (field → problem), and warnings.
+
+    The parser has checked the file itself; this checks it against the other questions, as
+    ``parse_bank`` does for files."""
+    errors: dict[str, str] = {}
+    active = Question.objects.active()
+    for i, other in enumerate(spec.related_questions):
+        if other == spec.slug:
+            errors[f"related_questions[{i}]"] = "a question cannot be related to itself"
+        elif not active.filter(slug=other).exists():
+            errors[f"related_questions[{i}]"] = f"no question with slug {other!r}"
+    warnings = [
+        f"source: {spec.source_document} #{spec.source_number} is also the source of {other!r}; "
+        "loadbank refuses two bank files with one source"
+        for other in active.filter(source_document=spec.source_document, source_number=spec.source_number)
+        .exclude(slug=spec.slug)
+        .values_list("slug", flat=True)
+    ]
+    return errors, warnings
+
+
+@transaction.atomic
+def apply_authored_question(spec: QuestionSpec, text: str) -> Question:
+    """Make ``spec`` (parsed from ``text`` by ``parse_question_text``) the question candidates see,
+    through the code path loadbank uses. loadbank keeps it until the bank file itself changes."""
+    errors, _warnings = authored_question_problems(spec)
+    if errors:
+        raise AuthoredQuestionError(errors)
+    try:
+        topic = Topic.objects.get(slug=spec.topic)
+    except Topic.DoesNotExist:
+        raise AuthoredQuestionError({"topic": f"unknown topic {spec.topic!r}"}) from None
+    question = Question.objects.select_for_update().filter(slug=spec.slug).first() or Question(slug=spec.slug)
+    raw_hash = question.bank_file_hash
+    if question.pk and question.origin == Question.Origin.BANK and not raw_hash:
+        # Loaded before files were tracked: remember the file it came from, so loadbank keeps this edit.
+        path = BANK_DIR / question.file_path
+        if path.is_file() and file_hash(path) == question.content_hash:
+            raw_hash = bank_file_hash(path.read_bytes())
+    _apply_spec(question, spec, topic, text_hash(text), BANK_DIR, origin=Question.Origin.BROWSER, raw_hash=raw_hash)
+    question.related_questions.set(Question.objects.filter(slug__in=spec.related_questions))
+    transaction.on_commit(lambda: cache.delete(TOPIC_COUNTS_CACHE_KEY))
+    return question
+
+
+def _apply_spec(
+    question: Question, spec: QuestionSpec, topic: Topic, digest: str, bank_dir: Path, *, origin: str, raw_hash: str
+) -> None:
+    question.origin = origin
+    question.bank_file_hash = raw_hash
     question.topic = topic
     question.difficulty = spec.difficulty
     question.source_document = spec.source_document
     question.source_number = spec.source_number
-    for lang in ("en", "zh"):
+    for lang in LANGS:
         setattr(question, f"title_{lang}", spec.title[lang])
         setattr(question, f"prompt_{lang}", spec.prompt[lang])
         setattr(question, f"answer_{lang}", spec.answer[lang])

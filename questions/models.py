@@ -3,6 +3,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 from django.utils.translation import get_language
+from django.utils.translation import gettext_lazy as _
 
 
 def current_lang() -> str:
@@ -89,8 +90,18 @@ class Question(BilingualMixin, models.Model):
     answer_html_en = models.TextField()
     answer_html_zh = models.TextField()
 
+    class Origin(models.TextChoices):
+        BANK = "bank", _("bank file")
+        BROWSER = "browser", _("written in the browser")
+
     file_path = models.CharField(max_length=300, help_text="Path of the source file under questions/bank/")
     content_hash = models.CharField(max_length=64)
+    # Where the content candidates see came from. A browser edit is kept by loadbank until the bank file
+    # itself changes: ``bank_file_hash`` is the file as loadbank last applied it.
+    origin = models.CharField(max_length=8, choices=Origin.choices, default=Origin.BANK)
+    bank_file_hash = models.CharField(
+        max_length=64, blank=True, help_text="sha256 of the bank file's bytes when loadbank last applied it"
+    )
     retired = models.BooleanField(default=False, help_text="Its file was removed; kept for practice history.")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

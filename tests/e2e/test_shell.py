@@ -31,7 +31,7 @@ def test_each_role_sees_its_navigation(page, username):
 def test_candidate_is_refused_interviewer_and_author_pages(page):
     make_user("cand", Role.CANDIDATE)
     log_in(page, "cand", PASSWORD)
-    for path in ("/interviews/", "/sandbox/"):
+    for path in ("/interviews/", "/sandbox/", "/author/", "/author/labs/", "/author/questions/"):
         response = page.goto(path)
         assert response.status == 403
         expect(page.get_by_role("heading", level=1)).to_contain_text("Not allowed")

@@ -1,6 +1,7 @@
 """Run the web server and a Celery worker together in the foreground.
 
-Ctrl-C (or SIGTERM) stops both; if either one dies the other is stopped too,
+A second worker serves only the ``authoring`` queue (authors' validations).
+Ctrl-C (or SIGTERM) stops them all; if one dies the others are stopped too,
 so a half-running platform never sits there looking healthy.
 """
 
@@ -64,10 +65,18 @@ class Command(BaseCommand):
             "--loglevel",
             "INFO",
         ]
+        # Authors' draft validations get a worker of their own: a 20-seed validation never holds up a
+        # candidate's run on the default and cpu queues.
+        authoring = [*worker[:6], "--queues", "authoring", "--concurrency", "1", "--hostname", "authoring@%h",
+                     "--loglevel", "INFO"]  # fmt: skip
         self.stdout.write(f"Sandbox backend: {backend.name} — {backend.detail}")
         engine = settings.DATABASES["default"]["ENGINE"].rsplit(".", 1)[-1]
         self.stdout.write(f"Broker: {redact_url(settings.CELERY_BROKER_URL)}  Database: {engine}")
-        children = {"web": subprocess.Popen(web), "worker": subprocess.Popen(worker)}
+        children = {
+            "web": subprocess.Popen(web),
+            "worker": subprocess.Popen(worker),
+            "authoring worker": subprocess.Popen(authoring),
+        }
         self.stdout.write(
             self.style.SUCCESS(f"Faultline is running at http://{host}:{port}/  (Ctrl-C stops web and worker)")
         )

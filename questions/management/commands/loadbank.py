@@ -31,3 +31,5 @@ class Command(BaseCommand):
                     f"  retired {slug}: its file is gone (history kept; restore the file to bring it back)"
                 )
             )
+        for slug in report.kept:
+            self.stdout.write(f"  kept {slug}: edited in the browser, and its bank file has not changed since")
