@@ -128,6 +128,12 @@ def _lab_state(item: InterviewItem, language: str | None, cursors: dict[int, Cur
             "score": attempt.diagnosis_score,
             "detail": attempt.diagnosis_detail,
             "at": attempt.diagnosed_at,
+            "draft": {
+                **attempt.diagnosis_draft,
+                "root_cause_text": options.get(attempt.diagnosis_draft.get("root_cause", ""), ""),
+            }
+            if attempt.diagnosis_draft
+            else None,
         },
         "hints": [
             {"index": i, "cost": h["cost"], "released": i in revealed, "text": pick(h, language)}

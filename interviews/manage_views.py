@@ -313,6 +313,7 @@ def live_strings() -> dict[str, str]:
         "follow": _("Show log"),
         "following": _("showing"),
         "no_diagnosis": _("No diagnosis submitted yet."),
+        "diagnosis_draft": _("Draft, kept at {time} — root cause: {cause}"),
         "diagnosis": _("{cause} — score {score}/100"),
         "fix_result": _("fix #{id}: {percent}% of the checks pass, score {score}"),
         "check_pass": _("pass"),

@@ -194,6 +194,30 @@ class AttemptDiagnosisView(APIView):
         return Response(attempt_payload(attempt, get_language()))
 
 
+class DiagnosisDraftSerializer(serializers.Serializer):
+    root_cause = serializers.CharField(allow_blank=True, default="")
+    evidence = serializers.CharField(allow_blank=True, trim_whitespace=False, default="")
+
+
+class AttemptDiagnosisDraftView(APIView):
+    """The diagnosis as it is being written: kept, never scored (the workspace autosaves it)."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=DiagnosisDraftSerializer)
+    def put(self, request: Request, pk: int) -> Response:
+        attempt = own_attempt(request, pk)
+        payload = DiagnosisDraftSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        try:
+            draft = services.save_diagnosis_draft(
+                attempt, payload.validated_data["root_cause"], payload.validated_data["evidence"]
+            )
+        except services.LabRefused as exc:
+            raise _refused(exc) from exc
+        return Response(draft)
+
+
 class AttemptHintView(APIView):
     permission_classes = [IsAuthenticated]
 

@@ -15,6 +15,11 @@ urlpatterns = [
         name="api-attempt-run-action",
     ),
     path("attempts/<int:pk>/diagnosis/", api.AttemptDiagnosisView.as_view(), name="api-attempt-diagnosis"),
+    path(
+        "attempts/<int:pk>/diagnosis/draft/",
+        api.AttemptDiagnosisDraftView.as_view(),
+        name="api-attempt-diagnosis-draft",
+    ),
     path("attempts/<int:pk>/hints/<int:index>/", api.AttemptHintView.as_view(), name="api-attempt-hint"),
     path("attempts/<int:pk>/timeline/", api.AttemptTimelineView.as_view(), name="api-attempt-timeline"),
 ]

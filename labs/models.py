@@ -109,6 +109,9 @@ class Attempt(models.Model):
     diagnosis_score = models.PositiveSmallIntegerField(null=True, blank=True)
     diagnosis_detail = models.JSONField(default=dict, blank=True)
     diagnosed_at = models.DateTimeField(null=True, blank=True)
+    # What the candidate is writing before they submit: {"root_cause", "evidence", "saved_at"}. Interviewers
+    # watch it live; it is never scored.
+    diagnosis_draft = models.JSONField(default=dict, blank=True)
     best_score = models.PositiveSmallIntegerField(null=True, blank=True)
     purpose = models.CharField(max_length=10, choices=Purpose.choices, default=Purpose.PRACTICE)
     closed_at = models.DateTimeField(

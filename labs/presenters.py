@@ -97,6 +97,7 @@ def attempt_payload(attempt: Attempt, language: str | None, sealed: bool | None 
             "evidence": attempt.diagnosis_text,
             "score": attempt.diagnosis_score,
             "detail": attempt.diagnosis_detail,
+            "draft": attempt.diagnosis_draft,
         },
         "score": current_score(attempt),
         "best_score": attempt.best_score,

@@ -29,6 +29,7 @@ TOGGLE_ENV = {
     "nccl_debug": {"NCCL_DEBUG": "INFO"},
 }
 MAX_DIAGNOSIS_CHARS = 5000
+CLOSED = "time is up for this lab: the attempt is closed and keeps the work as it was"
 TEXT_SUFFIXES = (".py", ".txt", ".json", ".yaml", ".yml", ".cfg", ".csv", ".md")
 
 
@@ -106,7 +107,7 @@ def counted_attempts():
 
 def ensure_open(attempt: Attempt) -> None:
     if attempt.closed_at is not None:
-        raise LabRefused("time is up for this lab: the attempt is closed and keeps the work as it was")
+        raise LabRefused(CLOSED)
 
 
 @transaction.atomic
@@ -226,6 +227,21 @@ def submit_diagnosis(attempt: Attempt, choice: str, text: str) -> Attempt:
     rescore_attempt(attempt.pk, "diagnosis")
     attempt.refresh_from_db()
     return attempt
+
+
+def save_diagnosis_draft(attempt: Attempt, choice: str, text: str) -> dict:
+    """Keep the diagnosis being written (unscored), so a page reload or an interviewer sees it."""
+    ensure_open(attempt)
+    keys = [o["key"] for o in attempt.version.spec["diagnosis"]["options"]]
+    if choice and choice not in keys:
+        raise LabRefused(f"root_cause: choose one of {', '.join(keys)}")
+    if not isinstance(text, str) or len(text) > MAX_DIAGNOSIS_CHARS:
+        raise LabRefused(f"evidence: at most {MAX_DIAGNOSIS_CHARS} characters")
+    draft = {"root_cause": choice or "", "evidence": text, "saved_at": timezone.now().isoformat()}
+    # Guarded on the row, not on this copy: the attempt may have closed since it was read.
+    if not Attempt.objects.filter(pk=attempt.pk, closed_at__isnull=True).update(diagnosis_draft=draft):
+        raise LabRefused(CLOSED)
+    return draft
 
 
 @transaction.atomic

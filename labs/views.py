@@ -141,6 +141,7 @@ def workspace_strings() -> dict[str, str]:
         "fixed": _("Fixed"),
         "diagnosis_received": _("Diagnosis received. Your interviewers score it after the interview."),
         "diagnosis_sent": _("diagnosis sent"),
+        "draft_saved": _("draft kept at {time}"),
         "scored_by_interviewers": _("Scored by your interviewers after the interview."),
         "in_progress": _("In progress"),
     }

@@ -165,6 +165,14 @@
         diagnosis.append(ul);
       }
     }
+    // The draft the candidate is writing, while it differs from what they submitted.
+    const draft = d.draft;
+    if (draft && draft.saved_at && (draft.evidence !== d.text || draft.root_cause !== d.root_cause)) {
+      diagnosis.append(el("p", t("diagnosis_draft", {
+        time: new Date(draft.saved_at).toLocaleTimeString(), cause: draft.root_cause_text || "–",
+      }), "meta"));
+      diagnosis.append(el("blockquote", draft.evidence || "–", "draft"));
+    }
     const s = attempt.score;
     setText(field(section, "score"), s ? t("score", { fix: s.fix, diagnosis: s.diagnosis === null ? "–" : s.diagnosis, hints: s.hints, score: s.score }) : "");
     const hints = field(section, "hints");

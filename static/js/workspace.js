@@ -410,6 +410,28 @@
     }
   });
 
+  // The diagnosis being written is kept (never scored) a few seconds after each change and on blur,
+  // so a reload loses nothing and, in an interview, the interviewers can follow it.
+  let draftTimer = null;
+  async function saveDiagnosisDraft() {
+    window.clearTimeout(draftTimer);
+    draftTimer = null;
+    const choice = document.querySelector("input[name=root_cause]:checked");
+    try {
+      await call("PUT", api + "diagnosis/draft/", { root_cause: choice ? choice.value : "", evidence: $("evidence").value });
+      $("diagnosis-draft-state").textContent = t("draft_saved", { time: new Date().toLocaleTimeString() });
+    } catch (error) {
+      $("diagnosis-draft-state").textContent = "⚠ " + error.message;
+    }
+  }
+  function diagnosisChanged() {
+    window.clearTimeout(draftTimer);
+    draftTimer = window.setTimeout(saveDiagnosisDraft, 3000);
+  }
+  $("evidence").addEventListener("input", diagnosisChanged);
+  $("evidence").addEventListener("blur", () => { if (draftTimer) saveDiagnosisDraft(); });
+  document.querySelectorAll("input[name=root_cause]").forEach((radio) => radio.addEventListener("change", diagnosisChanged));
+
   function renderDiagnosis() {
     const box = $("diagnosis-result");
     box.replaceChildren();

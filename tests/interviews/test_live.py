@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from core.roles import Role
-from interviews import live, taking
+from interviews import clock, live, taking
 from interviews.models import Event, Interview
 from labs import services as lab_services
 from sandbox.models import RunEvent, RunLogChunk
@@ -86,6 +86,18 @@ def test_the_live_state_shows_diagnosis_and_fix_checks_unsealed(interviewer, mak
     assert attempt["diagnosis"]["text"].startswith("the loss goes to nan")
     assert [f["id"] for f in attempt["fixes"]] == [fix.pk] and "checks" in attempt["fixes"][0]
     assert [e["type"] for e in attempt["timeline"]] == ["diagnosis", "fix"]
+
+
+def test_the_poll_shows_the_diagnosis_as_it_is_written(login, interviewer, make_interview):
+    interview = taking.start(make_interview())
+    attempt = taking.open_item(interview.items.get(kind="lab")).attempt
+    lab_services.save_diagnosis_draft(attempt, "", "grad norm explodes before the NaN")
+    client = login(interviewer)
+    item = next(i for i in _live(client, interview)["items"] if i["kind"] == "lab")
+    assert item["attempt"]["diagnosis"]["draft"]["evidence"] == "grad norm explodes before the NaN"
+    clock.finish(interview)
+    with pytest.raises(lab_services.LabRefused, match="closed"):
+        lab_services.save_diagnosis_draft(attempt, "", "written after the end")
 
 
 def test_actions_reach_the_candidate_and_are_recorded(login, interviewer, make_interview):

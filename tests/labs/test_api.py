@@ -206,3 +206,19 @@ def test_run_outcome_is_translated(attempt_url):
     Run.objects.filter(pk=LabRun.objects.get(pk=run_id).run_id).update(status=Run.Status.FAILED, timed_out=True)
     data = client.get(url + f"runs/{run_id}/", HTTP_ACCEPT_LANGUAGE="zh-hans").json()
     assert data["outcome"] == "超时"
+
+
+def test_the_diagnosis_being_written_is_kept_but_not_scored(attempt_url):
+    client, url = attempt_url
+    response = client.put(url + "diagnosis/draft/", {"root_cause": "bad-labels", "evidence": "loss is NaN at"},
+                          content_type="application/json")  # fmt: skip
+    assert response.status_code == 200, response.content
+    attempt = client.get(url).json()
+    assert attempt["diagnosis"]["draft"]["evidence"] == "loss is NaN at"
+    assert attempt["diagnosis"]["score"] is None and attempt["diagnosis"]["root_cause"] == ""
+    # The workspace shows the draft again after a reload.
+    page = client.get(url.replace("/api/labs/", "/labs/")).content.decode()
+    assert "loss is NaN at</textarea>" in page and 'value="bad-labels" checked' in page
+    bad = client.put(url + "diagnosis/draft/", {"root_cause": "no-such-cause", "evidence": ""},
+                     content_type="application/json")  # fmt: skip
+    assert bad.status_code == 400 and "root_cause" in str(bad.json()["error"]["fields"])
