@@ -15,7 +15,6 @@ from django.utils.translation import ngettext
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
-from rest_framework.exceptions import ValidationError
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -160,8 +159,6 @@ def candidate_item(interview: Interview, item_pk: int) -> InterviewItem:
 
 
 # ---- endpoints ----------------------------------------------------------------------------------------
-def _refused(exc: InterviewRefused) -> ValidationError:
-    return ValidationError({exc.field: [str(exc)]})
 
 
 class TextSerializer(serializers.Serializer):
@@ -187,7 +184,7 @@ class TakeStartView(APIView):
         try:
             interview = taking.start(interview)
         except InterviewRefused as exc:
-            raise _refused(exc) from exc
+            raise exc.as_api_error() from exc
         return Response(interview_state(interview))
 
 
@@ -202,7 +199,7 @@ class TakeFinishView(APIView):
         try:
             interview = taking.finish_early(interview)
         except InterviewRefused as exc:
-            raise _refused(exc) from exc
+            raise exc.as_api_error() from exc
         return Response(interview_state(interview))
 
 
@@ -217,7 +214,7 @@ class TakeItemOpenView(APIView):
         try:
             item = taking.open_item(candidate_item(interview, item_pk))
         except InterviewRefused as exc:
-            raise _refused(exc) from exc
+            raise exc.as_api_error() from exc
         return Response(item_payload(item))
 
 
@@ -235,7 +232,7 @@ class TakeDraftView(APIView):
         try:
             item = taking.autosave(item, serializer.validated_data["text"])
         except InterviewRefused as exc:
-            raise _refused(exc) from exc
+            raise exc.as_api_error() from exc
         return Response(item_payload(item))
 
     post = put  # a page closing sends its last save with sendBeacon-style POSTs too
@@ -253,7 +250,7 @@ class TakeDoneView(APIView):
         try:
             item = taking.submit_item(item)
         except InterviewRefused as exc:
-            raise _refused(exc) from exc
+            raise exc.as_api_error() from exc
         return Response(item_payload(item))
 
 

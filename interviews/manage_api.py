@@ -5,17 +5,12 @@ from __future__ import annotations
 from django.utils.translation import get_language
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
-from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from interviews import access, live
 from interviews.errors import InterviewRefused
-
-
-def _refused(exc: InterviewRefused) -> ValidationError:
-    return ValidationError({exc.field: [str(exc)]})
 
 
 class LiveView(APIView):
@@ -34,7 +29,7 @@ class LiveView(APIView):
         try:
             cursors = live.parse_cursors(request.query_params.get("after"))
         except InterviewRefused as exc:
-            raise _refused(exc) from exc
+            raise exc.as_api_error() from exc
         return Response(live.live_state(interview, get_language(), cursors))
 
 
@@ -48,5 +43,5 @@ class LiveActionView(APIView):
         try:
             event = live.perform(interview, request.user, action, request.data)
         except InterviewRefused as exc:
-            raise _refused(exc) from exc
+            raise exc.as_api_error() from exc
         return Response(live.message_payload(event), status=status.HTTP_201_CREATED)

@@ -8,7 +8,6 @@ rebuilds the state at any moment from them, so nothing here needs to know about 
 
 from __future__ import annotations
 
-import difflib
 from datetime import datetime
 
 from django.utils.translation import gettext as _
@@ -16,7 +15,7 @@ from django.utils.translation import gettext as _
 from interviews.models import Event, Interview, InterviewItem, ItemKind
 from interviews.scoring import item_title
 from labs.models import LabRun
-from labs.presenters import lab_run_payload, pick
+from labs.presenters import files_diff, lab_run_payload, pick
 from labs.services import hidden_files, program_for
 from questions.models import current_lang
 
@@ -29,21 +28,6 @@ SESSION_EVENTS = (
     Event.Kind.ITEM_TIME_UP,
     Event.Kind.FINISHED,
 )
-
-
-def unified_diff(before: dict[str, str], after: dict[str, str], old: str, new: str) -> list[dict]:
-    diffs = []
-    for name in sorted(set(before) | set(after)):
-        lines = difflib.unified_diff(
-            before.get(name, "").splitlines(keepends=True),
-            after.get(name, "").splitlines(keepends=True),
-            f"{old}/{name}",
-            f"{new}/{name}",
-        )
-        text = "".join(lines)
-        if text:
-            diffs.append({"name": name, "diff": text})
-    return diffs
 
 
 def _number(item: InterviewItem | None) -> int | None:
@@ -70,7 +54,7 @@ def _lab_frames(item: InterviewItem, lang: str) -> list[dict]:
         payload = lab_run_payload(lab_run, lang, full=False, sealed=False)
         frames.append({
             "at": run.created_at, "type": lab_run.kind, "item": _number(item), "run": payload,
-            "diff": unified_diff(previous, files, previous_label, label),
+            "diff": files_diff(previous, files, previous_label, label),
             "diff_from": previous_label, "flags": [{"text": pick(f, lang), "pattern": f.get("pattern", "")}
                                                    for f in lab_run.flags] if is_fix else [],
             "summary": (_("Fix %(id)s submitted on item %(n)s: %(outcome)s") if is_fix

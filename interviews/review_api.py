@@ -6,7 +6,7 @@ from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
-from rest_framework.exceptions import PermissionDenied, ValidationError
+from rest_framework.exceptions import PermissionDenied
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -21,10 +21,6 @@ from questions.models import current_lang
 
 def _interview(request: Request, pk: int) -> Interview:
     return clock.settle(interviewer_interview(request.user, pk))
-
-
-def _refused(exc: InterviewRefused) -> ValidationError:
-    return ValidationError({exc.field: [str(exc)]})
 
 
 def my_scorecard_payload(scorecard: Scorecard) -> dict:
@@ -84,7 +80,7 @@ class MyScorecardView(APIView):
         try:
             return scoring.scorecard_for(_interview(request, pk), request.user)
         except InterviewRefused as exc:
-            raise _refused(exc) from exc
+            raise exc.as_api_error() from exc
 
     @extend_schema(responses=OpenApiTypes.OBJECT)
     def get(self, request: Request, pk: int) -> Response:
@@ -109,6 +105,6 @@ class MyScorecardView(APIView):
             if body.validated_data["submit"]:
                 scoring.submit(scorecard, request.user)
         except InterviewRefused as exc:
-            raise _refused(exc) from exc
+            raise exc.as_api_error() from exc
         scorecard.refresh_from_db()
         return Response(my_scorecard_payload(scorecard))

@@ -112,16 +112,24 @@ def attempt_payload(attempt: Attempt, language: str | None, sealed: bool | None 
     return data
 
 
-def file_diffs(attempt: Attempt) -> list[dict]:
-    original = original_files(attempt)
+def files_diff(before: dict[str, str], after: dict[str, str], old: str, new: str) -> list[dict]:
+    """A unified diff per changed file of two program folders (path → text), labelled ``old/…`` and ``new/…``."""
     diffs = []
-    for name in sorted(set(original) | set(attempt.files)):
-        before = original.get(name, "").splitlines(keepends=True)
-        after = attempt.files.get(name, "").splitlines(keepends=True)
-        lines = list(difflib.unified_diff(before, after, f"original/{name}", f"yours/{name}"))
-        if lines:
-            diffs.append({"name": name, "diff": "".join(lines)})
+    for name in sorted(set(before) | set(after)):
+        lines = difflib.unified_diff(
+            before.get(name, "").splitlines(keepends=True),
+            after.get(name, "").splitlines(keepends=True),
+            f"{old}/{name}",
+            f"{new}/{name}",
+        )
+        text = "".join(lines)
+        if text:
+            diffs.append({"name": name, "diff": text})
     return diffs
+
+
+def file_diffs(attempt: Attempt) -> list[dict]:
+    return files_diff(original_files(attempt), attempt.files, "original", "yours")
 
 
 def timeline(attempt: Attempt, language: str | None, sealed: bool | None = None) -> list[dict]:
