@@ -82,6 +82,8 @@ class QuestionSpec:
     prompt: dict[str, str]
     answer: dict[str, str]
     rubric: list[RubricPointSpec] = field(default_factory=list)
+    # Where the reference answer's claims were checked: [{"title", "section"?, "version"?, "url"?}].
+    references: list[dict[str, str]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -185,7 +187,45 @@ def parse_question_text(text: str, path: Path, topic_slugs: set[str] | None = No
         prompt={lang: sections[f"prompt:{lang}"] for lang in LANGS},
         answer={lang: sections[f"answer:{lang}"] for lang in LANGS},
         rubric=rubric,
+        references=_references(path, meta.get("references", [])),
     )
+
+
+REFERENCE_FIELDS = ("title", "section", "version", "url")
+
+
+def _references(path: Path, raw: object) -> list[dict[str, str]]:
+    """Each reference names a document (``title``) and optionally where in it and which release."""
+    items = _list(path, "references", raw)
+    if len(items) > 12:
+        raise BankFileError(path, "references", f"at most 12 references, got {len(items)}")
+    references = []
+    for i, item in enumerate(items):
+        where = f"references[{i}]"
+        if not isinstance(item, dict):
+            raise BankFileError(path, where, "must be a mapping with title and optionally section, version, url")
+        unknown = sorted(set(item) - set(REFERENCE_FIELDS))
+        if unknown:
+            raise BankFileError(
+                path, where, f"unknown field {unknown[0]!r}; allowed: {', '.join(REFERENCE_FIELDS)}"
+            )
+        reference = {}
+        for name in REFERENCE_FIELDS:
+            value = item.get(name)
+            if value is None:
+                continue
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                value = str(value)  # version: 2.5 is written unquoted
+            if not isinstance(value, str) or not value.strip() or len(value) > 300:
+                raise BankFileError(path, f"{where}.{name}", "must be non-empty text of at most 300 characters")
+            reference[name] = value.strip()
+        if "title" not in reference:
+            raise BankFileError(path, f"{where}.title", "missing: name the document, paper or API reference")
+        url = reference.get("url")
+        if url is not None and not re.match(r"^https?://\S+$", url):
+            raise BankFileError(path, f"{where}.url", f"must be an http(s) address, got {url!r}")
+        references.append(reference)
+    return references
 
 
 def iter_question_files(bank_dir: Path = BANK_DIR) -> list[Path]:

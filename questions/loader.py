@@ -258,6 +258,7 @@ def _apply_spec(
     question.difficulty = spec.difficulty
     question.source_document = spec.source_document
     question.source_number = spec.source_number
+    question.references = spec.references
     for lang in LANGS:
         setattr(question, f"title_{lang}", spec.title[lang])
         setattr(question, f"prompt_{lang}", spec.prompt[lang])

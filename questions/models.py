@@ -75,6 +75,9 @@ class Question(BilingualMixin, models.Model):
     source_document = models.CharField(max_length=120)
     source_number = models.CharField(max_length=16)
     related_labs = models.JSONField(default=list, blank=True)
+    references = models.JSONField(
+        default=list, blank=True, help_text="Documents the reference answer was checked against (front matter)."
+    )
     related_questions = models.ManyToManyField("self", symmetrical=False, blank=True)
     has_lab = models.BooleanField(default=False, db_index=True)
 
