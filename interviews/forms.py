@@ -15,6 +15,7 @@ from django.db.models import Q
 from django.utils.translation import get_language, gettext
 from django.utils.translation import gettext_lazy as _
 
+from core.contentlang import content_language
 from core.roles import Role, has_role
 from interviews.loops import MAX_DURATION_MINUTES, ItemSpec
 from labs.presenters import pick
@@ -30,7 +31,7 @@ def item_choices(language: str | None = None) -> list[tuple[str, list[tuple[str,
     language = language or get_language()
     labs = [(f"lab:{lab.slug}", pick(lab.current.spec["title"], language)) for lab in published_labs().order_by("slug")]
     questions = [
-        (f"question:{q.slug}", q.localized("title", "zh" if (language or "").startswith("zh") else "en"))
+        (f"question:{q.slug}", q.localized("title", content_language(language)))
         for q in Question.objects.active().order_by("topic__position", "difficulty", "slug")
     ]
     return [(gettext("Labs"), labs), (gettext("Questions"), questions)]

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from django.utils import timezone
 from django.utils.translation import gettext
 
+from core.contentlang import content_language
 from interviews import clock, steering
 from interviews.errors import InterviewRefused
 from interviews.models import Event, Interview, InterviewItem, ItemKind
@@ -70,7 +71,7 @@ def _state_label(state: str) -> str:
 
 def item_title(item: InterviewItem, language: str | None) -> str:
     if item.kind == ItemKind.QUESTION:
-        lang = current_lang() if language is None else ("zh" if language.startswith("zh") else "en")
+        lang = current_lang() if language is None else content_language(language)
         return item.question.localized("title", lang)
     return pick(item.lab_version.spec["title"], language)
 

@@ -13,6 +13,7 @@ from django.utils.translation import get_language, ngettext
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
+from core.contentlang import content_language
 from core.roles import Role, role_required
 from interviews import access, clock, live, loops, scheduling
 from interviews.errors import InterviewRefused
@@ -132,7 +133,7 @@ def template_detail(request: HttpRequest, pk: int) -> HttpResponse:
     rows = []
     for item in items:
         if item.kind == ItemKind.QUESTION:
-            title = item.question.localized("title", "zh" if (language or "").startswith("zh") else "en")
+            title = item.question.localized("title", content_language(language))
         else:
             title = pick(item.lab.current.spec["title"], language) if item.lab.current else item.lab.slug
         rows.append({"item": item, "title": title})

@@ -6,6 +6,7 @@ import difflib
 
 from django.utils.translation import gettext
 
+from core.contentlang import content_language
 from labs.checks import localized
 from labs.models import Attempt, Lab, LabRun
 from labs.run_outcome import run_outcome
@@ -16,7 +17,7 @@ from sandbox.models import Run
 
 
 def pick(texts: dict, language: str | None) -> str:
-    return texts["zh"] if (language or "").startswith("zh") else texts["en"]
+    return texts[content_language(language)]
 
 
 def lab_payload(lab: Lab, language: str | None) -> dict:

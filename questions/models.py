@@ -5,10 +5,12 @@ from django.db import models
 from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
 
+from core.contentlang import content_language
+
 
 def current_lang() -> str:
-    """'zh' for any Chinese UI language, else 'en' (the bank's two content languages)."""
-    return "zh" if (get_language() or "en").lower().startswith("zh") else "en"
+    """The content language ('zh' or 'en') of the active UI language."""
+    return content_language(get_language())
 
 
 class BilingualMixin:
