@@ -65,3 +65,10 @@ def test_loadbank_stores_them_and_the_reference_answer_shows_them(empty_bank, tm
     assert '<a href="https://arxiv.org/abs/1710.03740" rel="noopener noreferrer">' in html
     zh = client.get("/questions/nan-loss-checklist/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
     assert "核对依据" in zh and "（版本 2.5）" not in zh and "(版本 2.5)" in zh
+
+
+def test_every_bank_question_names_what_it_was_checked_against():
+    from questions.bankfile import iter_question_files, parse_question
+
+    missing = [path.stem for path in iter_question_files() if not parse_question(path).references]
+    assert missing == []

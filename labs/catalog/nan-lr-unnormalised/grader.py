@@ -23,7 +23,7 @@ class Net(nn.Module):
         super().__init__()
         self.register_buffer("in_mean", torch.zeros(FEATURES))
         self.register_buffer("in_std", torch.ones(FEATURES))
-        self.body = nn.Sequential(nn.Linear(FEATURES, 32), nn.ReLU(), nn.Linear(32, 1))
+        self.body = nn.Sequential(nn.Linear(FEATURES, 32), nn.LeakyReLU(0.1), nn.Linear(32, 1))
 
     def forward(self, x):
         return self.body((x - self.in_mean) / self.in_std).squeeze(-1)

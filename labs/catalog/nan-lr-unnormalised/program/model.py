@@ -9,7 +9,7 @@ class Net(nn.Module):
         super().__init__()
         self.register_buffer("in_mean", torch.zeros(features))
         self.register_buffer("in_std", torch.ones(features))
-        self.body = nn.Sequential(nn.Linear(features, 32), nn.ReLU(), nn.Linear(32, 1))
+        self.body = nn.Sequential(nn.Linear(features, 32), nn.LeakyReLU(0.1), nn.Linear(32, 1))
 
     def fit_input_stats(self, x: torch.Tensor) -> None:
         self.in_mean.copy_(x.mean(0))

@@ -17,7 +17,8 @@ with torch.no_grad():
     scaled = (x - net.in_mean) / net.in_std
     design = torch.cat([scaled, torch.ones(len(x), 1)], dim=1)
     coef = torch.linalg.lstsq(design, y[:, None]).solution.squeeze(1)
-    # Write the linear fit into the ReLU network: relu(a) - relu(-a) = a.
+    # Write the linear fit into the network: with LeakyReLU(0.1), act(a) - act(-a) = 1.1 * a.
+    coef[:FEATURES] /= 1.1
     first, last = net.body[0], net.body[2]
     first.weight.zero_()
     first.bias.zero_()
