@@ -9,14 +9,23 @@ exactly why a point counted.
 A concept earns full credit only inside a sentence that says something: English with enough verbs and
 small words among its words, a Chinese clause with a verb or particle, a line of real code, a number or
 a relation. Terms that appear only in bare lists ("fp16; GradScaler; bf16") earn ``LIST_CREDIT`` of a
-concept each, so a keyword list scores a small fraction and its feedback says why. A rubric point may
-also name misconceptions: a sentence that asserts one (and does not deny it) takes the point away.
+concept each, so a keyword list scores a small fraction and its feedback says why. A sentence that passes
+as prose only through filler ("It is the lr, the isnan, the GradScaler, the eps, …") is a list too when its
+bare comma-separated items name terms of several rubric points.
+
+A term the answer denies earns nothing: "it isn't the learning rate", "rather than fp16", "不是学习率",
+"X is not the cause". Only denials of identity and contrasts count, within the clause and right next to the
+term; negated actions ("don't use --privileged", "does not halve") are how answers say what to avoid.
+
+A rubric point may also name misconceptions: a sentence that asserts one (and does not deny it) takes the
+point away. "not only … but also" / "不仅……而且" stresses a claim rather than denying it.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 
 from questions.textsearch import CJK_RUN_RE, normalize, stem
 
@@ -132,6 +141,9 @@ class AnswerText:
         self.folded = normalize(text)
         self.squashed = re.sub(r"\s+", "", self.folded)
         self.stems = " " + " ".join(stem(w) for w in WORD_RE.findall(self.folded)) + " "
+        self._word_cache: tuple[list[re.Match], list[str]] | None = None
+        self._negation_cache: list[tuple[int, int]] | None = None
+        self._breaks: list[tuple[int, int]] = []
 
     def position(self, synonym: str) -> tuple[int, int] | None:
         """(start, end) in the folded text of the synonym's first match, or None."""
@@ -150,15 +162,145 @@ class AnswerText:
         return (at, at + len(term)) if at >= 0 else (0, len(self.folded))
 
     def contains(self, synonym: str) -> bool:
-        term = normalize(synonym).strip()
-        if not term:
-            return False
-        if CJK_RUN_RE.search(term):
-            return re.sub(r"\s+", "", term) in self.squashed
-        if PLAIN_PHRASE_RE.match(term):
-            words = [stem(w) for w in WORD_RE.findall(term)]
-            return f" {' '.join(words)} " in self.stems
-        return term in self.folded
+        kind, key = _term(synonym)
+        if kind == "cjk":
+            return key in self.squashed
+        if kind == "plain":
+            return f" {' '.join(key)} " in self.stems
+        return bool(key) and key in self.folded
+
+    def spans(self, synonym: str) -> list[tuple[int, int]]:
+        """(start, end) in the folded text of every match of the synonym, matched as ``contains`` does."""
+        kind, key = _term(synonym)
+        if kind == "cjk":
+            return [m.span() for m in _spaced_pattern(key).finditer(self.folded)]
+        if kind == "plain":
+            words, stems = self._words()
+            n = len(key)
+            return [
+                (words[i].start(), words[i + n - 1].end())
+                for i in range(len(words) - n + 1)
+                if stems[i : i + n] == list(key)
+            ]
+        if not key:
+            return []
+        return [(m.start(), m.start() + len(key)) for m in re.finditer(re.escape(key), self.folded)]
+
+    def _words(self) -> tuple[list[re.Match], list[str]]:
+        if self._word_cache is None:
+            words = list(WORD_RE.finditer(self.folded))
+            self._word_cache = (words, [stem(m.group()) for m in words])
+        return self._word_cache
+
+    def affirms(self, synonym: str, point_terms: list[str]) -> bool:
+        """Does some match of ``synonym`` here stand outside a denial? "it isn't the learning rate",
+        "rather than fp16", "不是学习率", "而不是学习率" deny the term right behind them; "X is not the cause",
+        "X 不是原因" deny the term before them; neither reaches past a clause break ("not X but Y"). A
+        negation that overlaps one of the point's own terms ("is not needed", "不是更小") is what the point
+        claims, so it denies nothing for that point."""
+        negations = self._negations()
+        if not negations:
+            return True
+        shields = None
+        for start, end in self.spans(synonym):
+            clause_start, clause_end = self._clause(start, end)
+            active = [(s, e) for s, e in negations if clause_start <= s and e <= clause_end]
+            if active and shields is None:
+                shields = [span for term in point_terms for span in self.spans(term)]
+            active = [(s, e) for s, e in active if not any(a < e and s < b for a, b in shields or [])]
+            before = any(e <= start and close_after(self.folded[e:start]) for _s, e in active)
+            after = any(
+                s >= end and close_before(self.folded[end:s]) and POST_DENIAL_RE.match(self.folded, s)
+                for s, _e in active
+            )
+            if not before and not after:
+                return True
+        return False
+
+    def _negations(self) -> list[tuple[int, int]]:
+        if self._negation_cache is None:
+            blanked = NOT_A_DENIAL_RE.sub(lambda m: " " * len(m.group()), self.folded)
+            self._negation_cache = [m.span() for m in NEGATOR_RE.finditer(blanked)]
+            self._breaks = [m.span() for m in CLAUSE_BREAK_RE.finditer(blanked)]
+        return self._negation_cache
+
+    def _clause(self, start: int, end: int) -> tuple[int, int]:
+        """The clause around a match: from the last break before it to the first break after it."""
+        left = max((e for s, e in self._breaks if e <= start), default=0)
+        right = min((s for s, e in self._breaks if s >= end), default=len(self.folded))
+        return left, right
+
+
+@lru_cache(maxsize=8192)
+def _term(synonym: str) -> tuple[str, object]:
+    """How a synonym is matched, worked out once per synonym: ("cjk", the term without spaces), ("plain",
+    its word stems) or ("code", the folded term, matched as a substring)."""
+    term = normalize(synonym).strip()
+    if term and CJK_RUN_RE.search(term):
+        return "cjk", re.sub(r"\s+", "", term)
+    if term and PLAIN_PHRASE_RE.match(term):
+        return "plain", tuple(stem(w) for w in WORD_RE.findall(term))
+    return "code", term
+
+
+@lru_cache(maxsize=4096)
+def _spaced_pattern(squashed: str) -> re.Pattern:
+    """A Chinese term matched with any whitespace between its characters, as ``contains`` matches it."""
+    return re.compile(r"\s*".join(re.escape(ch) for ch in squashed))
+
+
+# "not only … but also", "不仅……而且": emphasis, not a denial, when an "also" part follows; without one,
+# "does not just slow training" / "并不只是变慢" does deny "just slows". "is not the same as", "不等于": a
+# comparison; "whether or not", "不是 X 就是 Y" (either … or). Blanked before negations are looked for.
+NOT_A_DENIAL_RE = re.compile(
+    r"(?:\bnot\s+(?:only|just|merely|simply)\b|不仅|不只|不但|不光|不单)"
+    r"(?=.*?(?:\bbut\b|\balso\b|\bas\s+well\b|而且|并且|还|也))|"
+    r"\bno\s+matter\b|\bnot\s+(?:the\s+)?same\b|\bnot\s+equal|\bor\s+not\b|\bif\s+not\b|不等于|不同于|是不是|"
+    r"不是(?=[^。;]*?就是)"  # 不是 X 就是 Y: either X or Y
+)
+# Denials of identity and contrasts, which say a term is *not* the answer: "is not", "isn't", "not the",
+# "bf16, not fp16", "rather than", "不是", "并非", "而不是". Negated actions ("don't use --privileged",
+# "does not halve", "no GradScaler needed", "不要用 --privileged") are left alone: they are how answers
+# state what to avoid, and rubric points are often written that way.
+NEGATOR_RE = re.compile(
+    r"\b(?:is|are|was|were|be|been|s)\s+(?:not|never|neither)\b|\b(?:isn|aren|wasn|weren)\W*t\b|"
+    r"\bnot\s+(?:the|a|an|because|due|caused|from|in|at|on)\b|(?<=,)\s*not\b|\bnor\b|"
+    r"\b(?:rather\s+than|instead\s+of|as\s+opposed\s+to)\b|"
+    r"而不是|而非|不是|并非|并不是|不在于"
+)
+# Where a denial's reach ends: punctuation, and words that start another clause ("not X but Y").
+CLAUSE_BREAK_RE = re.compile(
+    r"[,:()\[\]、：（）]|\b(?:but|however|yet|because|since|so|unless|until|while|whereas|when|which|where|"
+    r"if|then|and|though|although)\b|但是|但|而是|因为|所以|因此|如果|只要|否则|然后|同时|却"
+)
+# Words that may stand between a denial and the term it denies: "isn't really the learning rate", "not due
+# to the data", "并非由学习率引起".
+GAP_FILLER = frozenset(
+    "the a an really actually just simply merely due to of by because from in on this that your our my its their "
+    "any some".split()
+)
+
+
+def close_after(gap: str) -> bool:
+    """Is a term this close behind a denial that the denial is about it? At most one word besides fillers
+    ("is not a high learning rate"), or two Chinese characters ("不是因为学习率"): "loss scaling is not needed
+    with bf16" denies "needed", not "bf16"."""
+    return sum(word not in GAP_FILLER for word in WORD_RE.findall(gap)) <= 1 and len(CJK_CHAR_RE.findall(gap)) <= 2
+
+
+def close_before(gap: str) -> bool:
+    """Is a term this close before "is not the cause" that it is the subject denied ("the learning rate
+    here is not the cause", "学习率本身不是原因")?"""
+    return len(WORD_RE.findall(gap)) <= 3 and len(CJK_CHAR_RE.findall(gap)) <= 4
+
+
+# A denial after the term that rejects the term itself: "X is not the cause", "X 不是原因".
+POST_DENIAL_RE = re.compile(
+    r"(?:(?:is|are|was|were|s)\s+not|isn\W*t|aren\W*t|wasn\W*t|weren\W*t)\s+(?:really\s+|actually\s+)?(?:the\s+|a\s+|to\s+)?"
+    r"(?:(?:real|root|main|actual)\s+)?(?:cause|culprit|problem|issue|reason|bottleneck|fix|answer|it|blame|"
+    r"responsible|relevant|needed|necessary|required|explanation)\b|"
+    r"(?:不是|并不是|并非)(?:真正的|主要)?(?:原因|根因|问题所在|问题|瓶颈|罪魁祸首|元凶|关键|主因|解决办法|必需|必要)"
+)
 
 
 NEGATION_WORDS = frozenset("not no never nor neither cannot doesn don isn aren wasn weren won didn hasn haven".split())
@@ -180,14 +322,48 @@ def rejects(folded: str) -> bool:
     return any(word in REJECTION_WORDS for word in WORD_RE.findall(folded)) or bool(ZH_REJECTION_RE.search(folded))
 
 
+def blank_emphasis(folded: str, spans: list[tuple[int, int]]) -> str:
+    """``folded`` with each "not only"/"不仅" (and the like) that overlaps none of ``spans`` blanked out."""
+
+    def blank(m: re.Match) -> str:
+        own = any(a < m.end() and m.start() < b for a, b in spans)
+        return m.group() if own else " " * len(m.group())
+
+    return NOT_A_DENIAL_RE.sub(blank, folded)
+
+
 class Answer:
-    """An answer as its claim-making sentences and its whole text."""
+    """An answer as its claim-making sentences and the rest (bare lists of terms)."""
 
     def __init__(self, text: str) -> None:
         self.whole = AnswerText(text)
+        self.claims: list[AnswerText] = []
+        self.lists: list[AnswerText] = []
+        self.prose: list[bool] = []  # per claim: prose (may be an enumeration in disguise), not a code line
         # A line of code is a statement in its own form (a call, an assignment); words in a code fence or a
         # table row are judged like prose.
-        self.claims = [AnswerText(part) for part, code in sentences(text) if code or makes_claim(part)]
+        for part, code in sentences(text):
+            if code or makes_claim(part):
+                self.claims.append(AnswerText(part))
+                self.prose.append(not code)
+            else:
+                self.lists.append(AnswerText(part))
+
+    def demote_enumerations(self, rubric_terms: list[list[str]]) -> None:
+        """Count as lists the sentences that only enumerate terms of several rubric points behind one
+        verb: "It is the lr, the isnan, the GradScaler, the eps, the clipping, the anomaly hook." has a
+        copula and small words enough to pass ``makes_claim``, yet says nothing about any of them.
+
+        ``rubric_terms``: every synonym of each rubric point, one list per point."""
+        kept, prose = [], []
+        for claim, is_prose in zip(self.claims, self.prose, strict=True):
+            items = enumerated_items(claim.folded) if is_prose else []
+            if items and touched_points(items, rubric_terms) >= ENUM_POINTS:
+                self.lists.append(claim)
+            else:
+                kept.append(claim)
+                prose.append(is_prose)
+        self.claims, self.prose = kept, prose
 
     def states(self, pattern: list[list[str]]) -> str | None:
         """The first claim that asserts ``pattern``: a synonym of every group, with no denial between the
@@ -203,30 +379,85 @@ class Answer:
                     break
                 spans.append(min(hits))
             else:
-                folded = claim.folded
+                # "1F1B not only reduces the bubble but also …" asserts it: blanked over the whole sentence,
+                # since the "but also" that makes it emphasis lies beyond the window. Unless the "only" is
+                # the pattern's own word: "does not just slow training, it also aborts" denies "just slow".
+                blanked = blank_emphasis(claim.folded, spans)
                 start, end = min(s for s, _ in spans), max(e for _, e in spans)
-                window = folded[max(0, start - 12) : end]
-                if not denies(window) and not rejects(folded):
+                window = blanked[max(0, start - 12) : end]
+                if not denies(window) and not rejects(claim.folded):
                     return claim.text
         return None
 
-    def claim_with(self, synonym: str) -> str | None:
-        """The first claim-making sentence that contains the synonym."""
-        return next((claim.text for claim in self.claims if claim.contains(synonym)), None)
+    def claim_with(self, synonym: str, point_terms: list[str]) -> str | None:
+        """The first claim-making sentence with a match of the synonym that is not denied there."""
+        return next(
+            (claim.text for claim in self.claims if claim.contains(synonym) and claim.affirms(synonym, point_terms)),
+            None,
+        )
+
+    def listed(self, synonym: str) -> bool:
+        """Is the synonym named in a bare list? A denied mention in a claim is not a listing."""
+        return any(part.contains(synonym) for part in self.lists)
+
+
+# An enumeration: at least this many bare terms between commas, and at most one item in five that is more.
+ENUM_ITEMS = 4
+# ... whose bare items name terms of at least this many rubric points: one point's items ("check the driver,
+# the firmware, the CANN version and the torch_npu version") are a statement about that point, not a keyword
+# list, and the item that carries the verb is left out of the count.
+ENUM_POINTS = 3
+ENUM_SPLIT_RE = re.compile(r"[,、]")
+ENUM_FILLER = frozenset("the a an and or also plus then too as well its their our".split())
+ZH_ENUM_FILLER_RE = re.compile(r"以及|还有|或者|和|及|与|或|等")
+
+
+def enumerated_items(folded: str) -> list[str]:
+    """The bare items if this sentence is a comma/顿号 list of terms with at most one item in five that is
+    more (the one carrying "it is" or a verb), else an empty list.
+
+    An item is bare when it has at most three tokens once articles and "and" are dropped (a Chinese run
+    counts a token per two characters) and does not start with a verb: "use bf16" and "clip gradients"
+    are instructions; "the isnan", "all ranks" and "健康状态" are names. A Chinese clause of seven
+    characters or more ("两棵树各传一半数据") is more than a name."""
+    items = [item for item in ENUM_SPLIT_RE.split(folded) if item.strip()]
+    if len(items) < ENUM_ITEMS:  # cheap exit for most sentences
+        return []
+    bare, more, allowed = [], 0, max(1, len(items) // 5)
+    for item in items:
+        tokens = [t for t in ZH_ENUM_FILLER_RE.sub(" ", item).split() if t not in ENUM_FILLER]
+        size = sum(-(-len(CJK_CHAR_RE.findall(t)) // 2) + bool(WORD_RE.search(t)) for t in tokens)
+        leads_with_verb = len(tokens) >= 2 and tokens[0] in VERB_CUES
+        if size > 3 or leads_with_verb or RELATION_RE.search(item):
+            more += 1
+            if more > allowed:
+                return []
+        else:
+            bare.append(item)
+    return bare if len(bare) >= ENUM_ITEMS else []
+
+
+def touched_points(items: list[str], rubric_terms: list[list[str]]) -> int:
+    """How many rubric points have a term among these items."""
+    texts = [AnswerText(item) for item in items]
+    return sum(any(text.contains(term) for text in texts for term in terms) for terms in rubric_terms)
 
 
 def point_coverage(
     answer: Answer, key: str, weight: int, concepts: list[list[str]], misconceptions: list[dict] | None = None
 ) -> PointCoverage:
     found, listed, missing, evidence = [], [], [], []
+    point_terms = [s for synonyms in concepts for s in synonyms]
     for synonyms in concepts:
-        hit = next(((s, sentence) for s in synonyms if (sentence := answer.claim_with(s)) is not None), None)
+        hit = next(
+            ((s, sentence) for s in synonyms if (sentence := answer.claim_with(s, point_terms)) is not None), None
+        )
         if hit is not None:
             found.append(hit[0])
             if hit[1][:300] not in evidence:
                 evidence.append(hit[1][:300])
             continue
-        bare = next((s for s in synonyms if answer.whole.contains(s)), None)
+        bare = next((s for s in synonyms if answer.listed(s)), None)
         if bare is not None:
             listed.append(bare)
         else:
@@ -250,6 +481,7 @@ def answer_coverage(text: str, rubric: list[tuple]) -> tuple[list[PointCoverage]
 
     ``rubric``: (key, weight, concepts) or (key, weight, concepts, misconceptions) per point."""
     answer = Answer(text)
+    answer.demote_enumerations([[s for synonyms in point[2] for s in synonyms] for point in rubric])
     points = [point_coverage(answer, *point) for point in rubric]
     total = sum(p.weight for p in points)
     percent = round(100 * sum(p.weight * p.fraction for p in points) / total) if total else 0

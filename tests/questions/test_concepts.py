@@ -55,6 +55,12 @@ KEYWORD_LISTS = [
     "- learning rate\n- isnan\n- GradScaler\n- bf16\n- log eps\n- clip_grad_norm_\n- detect_anomaly",
     "学习率 降低；isnan；GradScaler；bf16；log eps；梯度裁剪；detect_anomaly",
     "学习率，降低，isnan，GradScaler，bf16，梯度裁剪，detect_anomaly",
+    # The same lists dressed in filler: one copula, articles and "and" around the terms.
+    "It is the lr, the isnan, the GradScaler, the eps, the clipping, the anomaly hook.",
+    "The usual suspects are the learning rate, dirty data, fp16 overflow, the GradScaler, log of zero, exploding "
+    "gradients and detect_anomaly.",
+    "原因就是学习率、isnan、GradScaler、eps、梯度裁剪、异常检测钩子。",
+    "要检查的是学习率、脏数据、半精度、GradScaler、softmax、梯度裁剪和 detect_anomaly。",
 ]
 
 
@@ -74,6 +80,22 @@ def test_the_same_terms_in_sentences_earn_full_credit():
     assert percent == 100
     listed_points, listed = answer_coverage("learning rate; lower; gradient clipping", rubric)
     assert listed == 25 and [p.listed for p in listed_points] == [["learning rate", "lower"], ["gradient clipping"]]
+
+
+def test_prose_that_enumerates_stays_prose():
+    """What separates a list in disguise from prose: its items are bare names of several rubric points. An
+    enumeration inside one point, or items that are instructions, are statements."""
+    versions = [("versions", 1, [["driver"], ["firmware"], ["cann"], ["torch_npu"]]), ("other", 1, [["hccl"]])]
+    sentence = "Check the driver, the firmware, the CANN version, and the torch_npu version against the matrix."
+    points, _ = answer_coverage(sentence, versions)
+    assert points[0].found == ["driver", "firmware", "cann", "torch_npu"]
+    instructions = "Lower the learning rate, check each batch with isnan, use a GradScaler, and clip the gradients."
+    points, _ = answer_coverage(instructions, bank_rubric("nan-loss-checklist"))
+    by_key = {p.key: p for p in points}
+    assert "lower" in by_key["learning-rate"].found and by_key["dirty-data"].found and by_key["fp16-range"].found
+    chinese = "NCCL 用双二叉树，两棵树各传一半数据，一个节点不会在两棵树里都是叶子，所以带宽接近环形。"
+    tree = [("tree", 1, [["双二叉树"], ["叶子"]]), ("ring", 1, [["环形"]]), ("data", 1, [["一半数据"]])]
+    assert answer_coverage(chinese, tree)[1] == 100  # clauses between Chinese commas are not items
 
 
 def test_code_lines_count_as_statements_but_keywords_in_a_fence_or_table_do_not():
@@ -160,3 +182,80 @@ def test_an_answer_in_another_notation_earns_the_pipeline_rubric():
     )
     _, percent = answer_coverage(answer, bank_rubric_full("pipeline-parallel-bubbles"))
     assert percent >= 85, percent
+
+
+LR = [("lr", 1, [["learning rate", "lr", "学习率"]]), ("data", 1, [["isnan", "脏数据", "dirty data"]])]
+DENIED_TERMS = [
+    "It isn't the learning rate; the data is full of NaN.",
+    "The learning rate is not the cause here.",
+    "Lower the batch size rather than the learning rate.",
+    "Tune the warm-up instead of the learning rate.",
+    "不是学习率的问题，数据里有 NaN。",
+    "问题并非学习率，数据里有 NaN。",
+    "应该调小 batch size，而不是学习率。",
+    "学习率不是原因，数据里有 NaN。",
+    "Check the data, not the learning rate.",
+]
+
+
+@pytest.mark.parametrize("answer", DENIED_TERMS)
+def test_a_term_the_answer_denies_earns_nothing(answer):
+    points, _ = answer_coverage(answer, LR)
+    assert points[0].fraction == 0 and not points[0].found and not points[0].listed, points[0]
+
+
+AFFIRMED_TERMS = [
+    "The learning rate is too high, not the data.",  # the denial follows the term and denies "the data"
+    "It is not the data but the learning rate that blows up.",  # "but" ends the denial's reach
+    "Loss scaling is not needed when the learning rate is this small.",  # denies "needed", not the term
+    "The learning rate is not small enough for raw inputs.",  # says something about it, not "it is not it"
+    "不是数据的问题，而是学习率太大。",
+    "学习率过大，而不是数据有问题。",
+    "Check whether or not the learning rate is too high.",
+    "不是学习率过大，就是数据有问题。",  # either … or
+]
+
+
+@pytest.mark.parametrize("answer", AFFIRMED_TERMS)
+def test_a_term_outside_the_denial_still_counts(answer):
+    points, _ = answer_coverage(answer, LR)
+    assert points[0].fraction == 1, points[0]
+
+
+@pytest.mark.parametrize("answer", ["The CPU is not the bottleneck here.", "这里 CPU 不是瓶颈。"])
+def test_a_point_that_claims_a_denial_is_earned_by_it(answer):
+    """ "CPU is not the bottleneck" denies the CPU, unless that denial is what the point asks for."""
+    rubric = [("cpu-fine", 1, [["cpu"], ["not the bottleneck", "不是瓶颈"]])]
+    assert answer_coverage(answer, rubric)[1] == 100
+    assert answer_coverage(answer, [("cpu", 1, [["cpu"]])])[1] == 0
+
+
+NOT_ONLY = [
+    "1F1B not only reduces the bubble compared to GPipe but also saves activation memory.",
+    "与 GPipe 相比，1F1B 不仅减少了气泡，而且节省了激活显存。",
+    "1F1B 不但减少了气泡，还节省了激活显存。",
+]
+
+
+@pytest.mark.parametrize("answer", NOT_ONLY)
+def test_not_only_but_also_asserts_the_misconception(answer):
+    point, _ = bank_point(*PIPE, answer)
+    assert point.contradicted and point.fraction <= 0.4, point
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "Packet loss does not just slow training down; it can also abort the job.",
+        "丢包并不只是变慢，还可能让任务退出。",
+    ],
+)
+def test_not_just_denies_a_misconception_that_is_itself_about_only(answer):
+    """ "does not just slow …, it also aborts" has an also-part, yet denies "just slows": "not only/不只" is
+    emphasis only when the "only" is not the misconception's own word."""
+    rubric = [
+        ("loss", 1, [["packet loss", "丢包"]],
+         [{"pattern": [["packet loss", "丢包"], ["just slow", "只是变慢"]], "en": "x", "zh": "x"}]),
+    ]  # fmt: skip
+    points, _ = answer_coverage(answer, rubric)
+    assert not points[0].contradicted, points[0]
