@@ -206,9 +206,7 @@ def _references(path: Path, raw: object) -> list[dict[str, str]]:
             raise BankFileError(path, where, "must be a mapping with title and optionally section, version, url")
         unknown = sorted(set(item) - set(REFERENCE_FIELDS))
         if unknown:
-            raise BankFileError(
-                path, where, f"unknown field {unknown[0]!r}; allowed: {', '.join(REFERENCE_FIELDS)}"
-            )
+            raise BankFileError(path, where, f"unknown field {unknown[0]!r}; allowed: {', '.join(REFERENCE_FIELDS)}")
         reference = {}
         for name in REFERENCE_FIELDS:
             value = item.get(name)

@@ -4,15 +4,16 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('questions', '0004_question_origin'),
+        ("questions", "0004_question_origin"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='question',
-            name='references',
-            field=models.JSONField(blank=True, default=list, help_text='Documents the reference answer was checked against (front matter).'),
+            model_name="question",
+            name="references",
+            field=models.JSONField(
+                blank=True, default=list, help_text="Documents the reference answer was checked against (front matter)."
+            ),
         ),
     ]
