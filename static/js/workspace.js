@@ -300,6 +300,7 @@
       summary.textContent = d.kind + " · " + d.status;
       const pre = document.createElement("pre");
       pre.className = "tool-output";
+      pre.tabIndex = 0; // a long dump scrolls inside its box, which the keyboard must reach too
       pre.textContent = d.output || "…";
       details.append(summary, pre);
       box.appendChild(details);
