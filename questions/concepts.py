@@ -7,18 +7,22 @@ as substrings of the normalised text. Deterministic, so a candidate can see
 exactly why a point counted.
 
 A concept earns full credit only inside a sentence that says something: English with enough verbs and
-small words among its words, a Chinese clause with a verb or particle, a line of real code, a number or
-a relation. Terms that appear only in bare lists ("fp16; GradScaler; bf16") earn ``LIST_CREDIT`` of a
-concept each, so a keyword list scores a small fraction and its feedback says why. A sentence that passes
-as prose only through filler ("It is the lr, the isnan, the GradScaler, the eps, …") is a list too when its
-bare comma-separated items name terms of several rubric points.
+small words among its words, a Chinese clause with a verb or particle, a line of real code, or a relation
+(a number helps only beside a verb or a relation). A verb inside one of the rubric's own terms
+("underflow", "检查 nan", the 对 of 对数) names a concept and says nothing about it. Terms that appear
+only in bare lists ("fp16; GradScaler; bf16") earn ``LIST_CREDIT`` of a concept each, so a keyword list
+scores a small fraction and its feedback says why. A sentence that passes as prose only through filler
+("It is the lr, the isnan, the GradScaler, the eps, …", or the same cut into short sentences) is a list too
+when its bare comma-separated items name terms of several rubric points.
 
 A term the answer denies earns nothing: "it isn't the learning rate", "rather than fp16", "不是学习率",
 "X is not the cause". Only denials of identity and contrasts count, within the clause and right next to the
 term; negated actions ("don't use --privileged", "does not halve") are how answers say what to avoid.
 
 A rubric point may also name misconceptions: a sentence that asserts one (and does not deny it) takes the
-point away. "not only … but also" / "不仅……而且" stresses a claim rather than denying it.
+point away. "not only … but also" / "不仅……而且" stresses a claim rather than denying it; a negation
+inside the pattern's own terms ("CPU 不高") or inside another word ("不同", "级别", ``no_sync``) denies
+nothing; a pattern group of "!" terms excludes sentences that name one of them.
 """
 
 from __future__ import annotations
@@ -26,8 +30,10 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
+from itertools import product
 
-from questions.textsearch import CJK_RUN_RE, normalize, stem
+from questions.textsearch import CJK, CJK_RUN_RE, normalize
+from questions.textsearch import stem as search_stem
 
 WORD_RE = re.compile(r"[a-z0-9]+")
 PLAIN_PHRASE_RE = re.compile(r"^[a-z0-9 \-]+$")
@@ -63,12 +69,13 @@ ZH_CUES = re.compile(
     r"等待|卡住|阻塞|溢出|下溢|释放|占用|增长|上升|下降|做|到|给|对|为|从|向|按|将|再|先|并|而|则|就|都|也|还|才|的|"
     r"部署|执行|运行|调用|设置|配置|开启|关闭|记录|上报|一个|每个|所有|提供|允许|加入|退出|使用|支持|包括|包含|"
     r"查看|看|或|以|及|中|上|下|内|时|后|前|里|通过|经过|遵循|按照|进行|打上|产出|去掉|保持|监控|隔离|授权|访问|"
-    r"放在|开放|分配|互联|追踪|注册|匹配|共享|验证|读取|腾出|容纳|切分|拆分|合并|缓存|压缩|量化"
+    r"放在|开放|分配|互联|追踪|注册|匹配|共享|验证|读取|腾出|容纳|切分|拆分|合并|缓存|压缩|量化|于|决定|依赖"
 )
 # A number on its own (not the 16 of fp16) or a relation sign.
 RELATION_RE = re.compile(r"(?<![a-z_\d.])\d+(?:\.\d+)?(?![a-z_\d])|[=<>≤≥≈→×÷]")
 CJK_CHAR_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 FENCE_RE = re.compile(r"^\s*(```|~~~)")
+CJK_GAP_RE = re.compile(r"[\s*`]+")
 # A line of code: a call, an assignment, an attribute, an index or a shell flag, not words in a fence.
 CODE_RE = re.compile(r"[A-Za-z_][\w.]*\(|\w\s*=|\w\.\w|\w\[|(?:^|\s)--?\w")
 
@@ -77,7 +84,7 @@ def sentences(text: str) -> list[tuple[str, bool]]:
     """(sentence, is it a line of code); code lines and table rows stay whole lines."""
     parts: list[tuple[str, bool]] = []
     in_code = False
-    for line in text.splitlines():
+    for line in unwrap(text.splitlines()):
         if FENCE_RE.match(line):
             in_code = not in_code
             continue
@@ -93,6 +100,34 @@ def sentences(text: str) -> list[tuple[str, bool]]:
     return parts
 
 
+# A hard-wrapped sentence: the line breaks mid-sentence (no end mark; a comma or a word, English going on in
+# lower case, Chinese after a comma), and the next line is neither a list item nor a heading.
+WRAPPED_END_RE = re.compile(r"[A-Za-z0-9,)]\s*$")
+WRAPPED_START_RE = re.compile(r"\s*[a-z(]")
+ZH_WRAPPED_RE = re.compile(r"[，,]\s*$")
+ZH_START_RE = re.compile(rf"\s*[{CJK}]")
+NOT_PROSE_RE = re.compile(r"\s*(?:[-*+>#|]|\d+[.)]\s)")
+
+
+def unwrap(lines: list[str]) -> list[str]:
+    """Lines with hard-wrapped prose joined back into one line each, so a sentence is judged whole."""
+    joined: list[str] = []
+    in_code = False
+    for line in lines:
+        if FENCE_RE.match(line):
+            in_code = not in_code
+        elif joined and not in_code and line.strip() and not NOT_PROSE_RE.match(line):
+            previous = joined[-1]
+            prose = previous.strip() and not FENCE_RE.match(previous) and not previous.lstrip().startswith(("#", "|"))
+            english = WRAPPED_END_RE.search(previous) and WRAPPED_START_RE.match(line)
+            chinese = ZH_WRAPPED_RE.search(previous) and ZH_START_RE.match(line)
+            if prose and (english or chinese):
+                joined[-1] = f"{previous.rstrip()} {line.strip()}"
+                continue
+        joined.append(line)
+    return joined
+
+
 PRONOUNS = frozenset("and or it we i you they he she one".split())
 # Share of a sentence's words that must be verbs, small words or numbers for it to count as a statement.
 # Prose runs at 30-50 %; a list of terms, even with one verb slipped in, stays near 5 %.
@@ -100,24 +135,103 @@ CLAIM_DENSITY = 0.12
 ZH_CLAUSE_SPLIT_RE = re.compile(r"[,，、/;；:：()（）]")
 
 
-def makes_claim(sentence: str) -> bool:
+# Tokens a sentence is judged by: identifiers, hyphenated and slashed names stay whole, so "all-gather",
+# "I/O", "no_sync", "set_", "ZeRO-3" and "level1" are names, not the small words or numbers inside them.
+CLAIM_TOKEN_RE = re.compile(r"[a-z0-9]+(?:[_./\-][a-z0-9]+)*_?")
+NUMBER_TOKEN_RE = re.compile(r"\d+(?:\.\d+)?")
+RELATION_SIGN_RE = re.compile(r"[=<>≤≥≈→×÷]")
+# "num_workers=0" is a setting named in a list, not a relation.
+KEYWORD_ARGUMENT_RE = re.compile(r"[a-z0-9]*_[a-z0-9_]*=(?!=)")
+# Chinese nouns that hold a one-character cue ("对" of 对数, "并" of 并行, "内" of 内存): blanked before cues
+# are looked for, so a list of such nouns stays a list.
+ZH_NOUN_COMPOUNDS_RE = re.compile(
+    r"对数|对象|对齐|并行|并发|向量|内存|内核|时间|时钟|时延|后端|前端|前向|上下文|中断|中间|中心|以太网|会话|能力|"
+    r"用户|有效|在线|下游|上游|为止|都市|还原|才能"
+)
+# Chinese clauses end at list marks, and at a space between two Chinese characters: Chinese prose has no
+# spaces between words, so "输入数据 检查 nan" is three keywords, not a clause.
+ZH_SEGMENT_SPLIT_RE = re.compile(rf"[,，、;；:：()（）]|(?<![a-z0-9])/|/(?![a-z0-9])|(?<=[{CJK}])\s+(?=[{CJK}])")
+
+
+ZH_LEAD_VERB_RE = re.compile(rf"[\s*`\-]*((?:{ZH_CUES.pattern})(?<=[{CJK}]{{2}}))(?=\s*[\w{CJK}])")
+
+
+def _overlaps(span: tuple[int, int], spans: list[tuple[int, int]]) -> bool:
+    return any(a < span[1] and span[0] < b for a, b in spans)
+
+
+def makes_claim(sentence: str, terms: list[tuple[int, int]] | None = None) -> bool:
     """A statement in a few words, not a bare group of terms: enough verbs, small words or numbers.
 
     English and Chinese are judged apart, each on its own words: a Chinese sentence full of English
-    product names is still Chinese prose if its Chinese part reads as one."""
+    product names is still Chinese prose if its Chinese part reads as one.
+
+    ``terms``: (start, end) in the normalised sentence of the rubric's own terms. A verb or pronoun inside
+    one ("underflow", "skip", "does not halve", "检查 nan", "对数") names a concept and says nothing about it.
+    A number only adds to a sentence that has a verb or a relation: "65504" in a list is one more term."""
     folded = normalize(sentence)
-    words = WORD_RE.findall(folded)
-    numbers = len(RELATION_RE.findall(folded))
-    cues = sum(word in VERB_CUES or word in FUNCTION_WORDS or word in PRONOUNS for word in words)
-    if len(words) >= 4 and (cues + numbers) / len(words) >= CLAIM_DENSITY:
+    terms = terms or []
+    tokens = [m for m in CLAIM_TOKEN_RE.finditer(folded)]
+    cues = numbers = 0
+    for m in tokens:
+        word = m.group()
+        if word in FUNCTION_WORDS:  # "learned from raw data": a phrase's small words still read as prose
+            cues += 1
+        elif _overlaps(m.span(), terms):
+            continue
+        elif word in VERB_CUES or word in PRONOUNS:
+            cues += 1
+        elif NUMBER_TOKEN_RE.fullmatch(word):
+            numbers += 1
+    kwargs = [m.span() for m in KEYWORD_ARGUMENT_RE.finditer(folded)]
+    relations = sum(
+        not _overlaps(m.span(), terms) and not _overlaps((m.start() - 1, m.end()), kwargs)
+        for m in RELATION_SIGN_RE.finditer(folded)
+    )
+    if len(tokens) >= 4 and (cues or relations) and (cues + numbers + relations) / len(tokens) >= CLAIM_DENSITY:
         return True
     # Chinese: some clause between list marks reads as a statement (a cue among a few characters), so
     # "学习率，降低，梯度裁剪" stays a list while "架构是模型的函数形式：有哪些层、……" is prose that enumerates.
-    for clause in ZH_CLAUSE_SPLIT_RE.split(folded):
-        size = len(CJK_CHAR_RE.findall(clause)) + 2 * len(WORD_RE.findall(clause))  # an English word ~ 2 characters
-        if size >= 6 and (ZH_CUES.search(clause) or RELATION_RE.search(clause)):
+    if not CJK_CHAR_RE.search(folded):
+        return False
+    cue_text = ZH_NOUN_COMPOUNDS_RE.sub(lambda m: "_" * len(m.group()), folded)
+    start = 0
+    for cut in [*ZH_SEGMENT_SPLIT_RE.finditer(folded), None]:
+        end = cut.start() if cut else len(folded)
+        clause = folded[start:end]
+        cjk = len(CJK_CHAR_RE.findall(clause))
+        size = cjk + 2 * len(WORD_RE.findall(clause))  # an English word ~ 2 characters
+        if cjk and size >= 6:
+            signs = [*ZH_CUES.finditer(cue_text, start, end), *RELATION_RE.finditer(folded, start, end)]
+            if any(not _overlaps(m.span(), terms) for m in signs):
+                return True
+        # A verb and its object is an instruction however short: "记录血缘", "降低学习率" (not "降低" alone).
+        lead = ZH_LEAD_VERB_RE.match(cue_text, start, end)
+        if lead and not _overlaps(lead.span(1), terms) and len(CJK_CHAR_RE.findall(folded, lead.end(), end)) >= 2:
             return True
+        start = cut.end() if cut else end
     return False
+
+
+# British spellings folded to American ones before stemming, so "minimise" meets a "minimize" synonym.
+BRITISH_RE = re.compile(
+    r"(?<=[a-z]{3})is(?=e$|ed$|es$|ing$|ation$|ations$|er$|ers$)|(?<=[a-z]{2})ys(?=e$|ed$|es$|ing$)"
+)
+
+
+# Endings whose "e" the search stemmer keeps on the base form but drops in "-ed"/"-es"/"-ing". Not -te, -ne,
+# -de: dropping those would make "note" meet "not", "plane" "plan", "mode" "mod".
+SILENT_E = ("che", "se", "ze", "ce", "ge", "le", "ve", "re", "pe", "ke", "me", "ue")
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """The search stemmer, plus two folds for matching an answer to a rubric: British -ise/-yse to -ize/-yze,
+    and a final silent "e" dropped after stemming, so "cache"/"caches"/"cached" and "fuse"/"fused" meet.
+    Answer and synonym go through the same function, so a fold that over-reaches stays consistent."""
+    word = BRITISH_RE.sub(lambda m: m.group()[0] + "z", word)
+    stemmed = search_stem(word)
+    return stemmed[:-1] if len(stemmed) >= 4 and stemmed.endswith(SILENT_E) and stemmed.isalpha() else stemmed
 
 
 @dataclass(frozen=True)
@@ -139,27 +253,13 @@ class AnswerText:
     def __init__(self, text: str) -> None:
         self.text = text
         self.folded = normalize(text)
-        self.squashed = re.sub(r"\s+", "", self.folded)
+        # Chinese terms match across spaces and Markdown emphasis: "参数的**个数**" has "参数的个数".
+        self.squashed = CJK_GAP_RE.sub("", self.folded)
         self.stems = " " + " ".join(stem(w) for w in WORD_RE.findall(self.folded)) + " "
         self._word_cache: tuple[list[re.Match], list[str]] | None = None
         self._negation_cache: list[tuple[int, int]] | None = None
         self._breaks: list[tuple[int, int]] = []
-
-    def position(self, synonym: str) -> tuple[int, int] | None:
-        """(start, end) in the folded text of the synonym's first match, or None."""
-        if not self.contains(synonym):
-            return None
-        term = normalize(synonym).strip()
-        if PLAIN_PHRASE_RE.match(term) and not CJK_RUN_RE.search(term):
-            wanted = [stem(w) for w in WORD_RE.findall(term)]
-            words = list(WORD_RE.finditer(self.folded))
-            for i in range(len(words) - len(wanted) + 1):
-                if [stem(m.group()) for m in words[i : i + len(wanted)]] == wanted:
-                    return words[i].start(), words[i + len(wanted) - 1].end()
-        at = self.folded.find(term)
-        if at < 0:  # Chinese matched with spaces in between: locate its first character
-            at = self.folded.find(re.sub(r"\s+", "", term)[:1])
-        return (at, at + len(term)) if at >= 0 else (0, len(self.folded))
+        self.index = 0  # where it stands among the answer's sentences
 
     def contains(self, synonym: str) -> bool:
         kind, key = _term(synonym)
@@ -246,7 +346,7 @@ def _term(synonym: str) -> tuple[str, object]:
 @lru_cache(maxsize=4096)
 def _spaced_pattern(squashed: str) -> re.Pattern:
     """A Chinese term matched with any whitespace between its characters, as ``contains`` matches it."""
-    return re.compile(r"\s*".join(re.escape(ch) for ch in squashed))
+    return re.compile(CJK_GAP_RE.pattern.replace("+", "*").join(re.escape(ch) for ch in squashed))
 
 
 # "not only … but also", "不仅……而且": emphasis, not a denial, when an "also" part follows; without one,
@@ -303,23 +403,78 @@ POST_DENIAL_RE = re.compile(
 )
 
 
-NEGATION_WORDS = frozenset("not no never nor neither cannot doesn don isn aren wasn weren won didn hasn haven".split())
+NEGATION_WORDS = frozenset(
+    "not no never nor neither cannot doesn don isn aren wasn weren won didn hasn haven couldn shouldn wouldn "
+    "mustn needn".split()
+)
 NEGATION_PHRASES = ("rather than", "instead of", "as opposed to")
+CANT_RE = re.compile(r"\bcan\W{0,2}t\b")
 ZH_NEGATION_RE = re.compile(r"不|没|未|并非|而非|无法|别")
-# Words that call the whole statement wrong, wherever they stand ("… are misleading", "这是误导").
+# Words that hold a negation character without denying anything: "不同", "显存不足", "忽略不计", "级别",
+# "识别", "不过" (however). Blanked before denials are looked for.
+ZH_NOT_NEGATION_RE = re.compile(
+    r"不同|不足|不断|不少|不久|不过|不管|不论|不计|不错|不一致|不均|不稳定|不确定|不可用|未来|"
+    r"[级区分识特类差告个性鉴辨派组]别"
+)
+# A denial after a Chinese verb: "解决不了", "修不好", "去不掉".
+ZH_POST_NEGATION_RE = re.compile(r"\s*(?:不了|不好|不掉|不到|不住|不动|不出|不成|不完|不开)")
+# Where a denial before a pattern stops reaching it: "不过，…", "基本没错：…", "偶尔超时没关系，多加重试就能解决".
+PRE_WINDOW = 12
+PRE_BREAK_RE = re.compile(r"[,.;:!?()，。；：！？、（）]|\b(?:but|however|though|although)\b|不过|但是|但")
+# Words that call the whole statement wrong, wherever they stand ("… are misleading", "这是误导"). 错误 alone
+# also means "error" (错误日志, 错误率), so only its "wrong" uses count.
 REJECTION_WORDS = frozenset("misleading wrong myth incorrect false mistaken misconception".split())
-ZH_REJECTION_RE = re.compile(r"误导|错误|误区|谬误|说法不对")
+ZH_REJECTION_RE = re.compile(
+    r"误导|误区|谬误|说法不对|是错的|是错误的|错误的(?:说法|观点|理解|认识|结论|看法|假设|做法)|"
+    r"(?:说法|观点|理解|看法|结论|认识)(?:是|完全|也)?错误"
+)
 
 
 def denies(folded: str) -> bool:
-    """Does this stretch of text deny or contrast ("is not", "rather than", "不是", "而不是")?"""
-    if any(word in NEGATION_WORDS for word in WORD_RE.findall(folded)):
+    """Does this stretch of text deny or contrast ("is not", "rather than", "不是", "而不是")? Names keep
+    their words to themselves: the "no" of ``no_sync`` denies nothing."""
+    if any(word in NEGATION_WORDS for word in CLAIM_TOKEN_RE.findall(folded)) or CANT_RE.search(folded):
         return True
-    return any(phrase in folded for phrase in NEGATION_PHRASES) or bool(ZH_NEGATION_RE.search(folded))
+    unworded = ZH_NOT_NEGATION_RE.sub(lambda m: " " * len(m.group()), folded)
+    return any(phrase in folded for phrase in NEGATION_PHRASES) or bool(ZH_NEGATION_RE.search(unworded))
 
 
 def rejects(folded: str) -> bool:
     return any(word in REJECTION_WORDS for word in WORD_RE.findall(folded)) or bool(ZH_REJECTION_RE.search(folded))
+
+
+def tightest(hits: list[list[tuple[int, int]]]) -> list[tuple[int, int]]:
+    """One span per group, as close together as they come: "has no einsum kernel, so einsum copies to the
+    host" is judged on "einsum copies to the host", not from the first "einsum"."""
+    combos = 1
+    for spans in hits:
+        combos *= len(spans)
+    if combos > 256:  # a long answer full of one term: judge from the first of each
+        return [spans[0] for spans in hits]
+    best: list[tuple[int, int]] = []
+    best_size = None
+    for choice in product(*hits):
+        size = max(e for _, e in choice) - min(s for s, _ in choice)
+        if best_size is None or size < best_size:
+            best, best_size = list(choice), size
+    return best
+
+
+def denied_between(folded: str, chosen: list[tuple[int, int]], own: list[tuple[int, int]]) -> bool:
+    """Is there a denial among the chosen terms, just before them in their clause, or right after one
+    ("解决不了")? The pattern's own words are blanked first: "CPU 不高", "预留但未分配", "does not halve"
+    carry a negation that is the claim itself."""
+    blanked = blank_emphasis(folded, chosen)
+    for a, b in own:
+        blanked = blanked[:a] + " " * (b - a) + blanked[b:]
+    start, end = min(s for s, _ in chosen), max(e for _, e in chosen)
+    before = blanked[max(0, start - PRE_WINDOW) : start]
+    breaks = list(PRE_BREAK_RE.finditer(before))
+    if breaks:
+        before = before[breaks[-1].end() :]
+    if denies(before + blanked[start:end]):
+        return True
+    return any(ZH_POST_NEGATION_RE.match(folded, e) and not ZH_NOT_NEGATION_RE.match(folded, e) for _, e in chosen)
 
 
 def blank_emphasis(folded: str, spans: list[tuple[int, int]]) -> str:
@@ -335,19 +490,24 @@ def blank_emphasis(folded: str, spans: list[tuple[int, int]]) -> str:
 class Answer:
     """An answer as its claim-making sentences and the rest (bare lists of terms)."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, rubric_terms: list[str] | None = None) -> None:
+        """``rubric_terms``: every concept synonym of the rubric; a verb inside one does not make a claim."""
         self.whole = AnswerText(text)
         self.claims: list[AnswerText] = []
         self.lists: list[AnswerText] = []
         self.prose: list[bool] = []  # per claim: prose (may be an enumeration in disguise), not a code line
+        present = [t for t in rubric_terms or [] if self.whole.contains(t)]
         # A line of code is a statement in its own form (a call, an assignment); words in a code fence or a
         # table row are judged like prose.
-        for part, code in sentences(text):
-            if code or makes_claim(part):
-                self.claims.append(AnswerText(part))
+        for index, (part, code) in enumerate(sentences(text)):
+            sentence = AnswerText(part)
+            sentence.index = index
+            if code or makes_claim(part, [span for t in present if sentence.contains(t) for span in sentence.spans(t)]):
+                self.claims.append(sentence)
                 self.prose.append(not code)
             else:
-                self.lists.append(AnswerText(part))
+                self.lists.append(sentence)
+        self.lists_by_index = {bare.index: bare for bare in self.lists}
 
     def demote_enumerations(self, rubric_terms: list[list[str]]) -> None:
         """Count as lists the sentences that only enumerate terms of several rubric points behind one
@@ -355,37 +515,57 @@ class Answer:
         copula and small words enough to pass ``makes_claim``, yet says nothing about any of them.
 
         ``rubric_terms``: every synonym of each rubric point, one list per point."""
-        kept, prose = [], []
-        for claim, is_prose in zip(self.claims, self.prose, strict=True):
-            items = enumerated_items(claim.folded) if is_prose else []
-            if items and touched_points(items, rubric_terms) >= ENUM_POINTS:
-                self.lists.append(claim)
-            else:
-                kept.append(claim)
-                prose.append(is_prose)
-        self.claims, self.prose = kept, prose
+        # Consecutive short sentences count together: "It is the lr, the isnan. It is the GradScaler, the eps."
+        # is the same list cut in two.
+        # A bare list between them (already a list) carries the run on.
+        claims = enumerate(zip(self.claims, self.prose, strict=True))
+        order = sorted(
+            [(claim.index, i, is_prose) for i, (claim, is_prose) in claims]
+            + [(bare.index, None, False) for bare in self.lists]
+        )
+        demoted: set[int] = set()
+        run: list[tuple[int | None, list[str]]] = []
+        for index, i, is_prose in [*order, (None, None, False)]:
+            if index is not None and i is None:
+                listed = ENUM_SPLIT_RE.split(self.lists_by_index[index].folded)
+                run.append((None, [item for item in listed if item.strip()]))
+                continue
+            items = enumerated_items(self.claims[i].folded, minimum=2) if i is not None and is_prose else []
+            if items:
+                run.append((i, items))
+                continue
+            bare = [item for _, run_items in run for item in run_items]
+            if len(bare) >= ENUM_ITEMS and touched_points(bare, rubric_terms) >= ENUM_POINTS:
+                demoted.update(j for j, _ in run if j is not None)
+            run = []
+        self.lists.extend(claim for i, claim in enumerate(self.claims) if i in demoted)
+        self.prose = [is_prose for i, is_prose in enumerate(self.prose) if i not in demoted]
+        self.claims = [claim for i, claim in enumerate(self.claims) if i not in demoted]
 
     def states(self, pattern: list[list[str]]) -> str | None:
         """The first claim that asserts ``pattern``: a synonym of every group, with no denial between the
-        first and the last of them (nor just before), and nothing in the sentence calling it wrong.
-        "1F1B does not reduce the bubble" and "diagrams showing 1F1B with a smaller bubble are misleading"
-        deny it; "the CPU is idle, which means I/O bound, so the main thread is not it" asserts it."""
+        first and the last of them (nor just before, in the same clause, nor a "解决不了" after), and
+        nothing in the sentence calling it wrong. "1F1B does not reduce the bubble" and "diagrams showing
+        1F1B with a smaller bubble are misleading" deny it; "the CPU is idle, which means I/O bound, so the
+        main thread is not it" asserts it. A group whose terms start with "!" is an exclusion: a sentence
+        with one of them does not state the pattern ("interleaved 1F1B reduces the bubble" is true)."""
+        groups = [group for group in pattern if not all(term.startswith("!") for term in group)]
+        exclusions = [term[1:] for group in pattern if all(term.startswith("!") for term in group) for term in group]
+        if not groups:
+            return None
         for claim in self.claims:
-            spans = []
-            for group in pattern:
-                hits = [claim.position(s) for s in group]
-                hits = [h for h in hits if h is not None]
-                if not hits:
+            if any(claim.contains(term) for term in exclusions):
+                continue
+            hits = []
+            for group in groups:
+                spans = sorted({span for term in group for span in claim.spans(term)})
+                if not spans:
                     break
-                spans.append(min(hits))
+                hits.append(spans)
             else:
-                # "1F1B not only reduces the bubble but also …" asserts it: blanked over the whole sentence,
-                # since the "but also" that makes it emphasis lies beyond the window. Unless the "only" is
-                # the pattern's own word: "does not just slow training, it also aborts" denies "just slow".
-                blanked = blank_emphasis(claim.folded, spans)
-                start, end = min(s for s, _ in spans), max(e for _, e in spans)
-                window = blanked[max(0, start - 12) : end]
-                if not denies(window) and not rejects(claim.folded):
+                chosen = tightest(hits)
+                own = [span for spans in hits for span in spans]
+                if not denied_between(claim.folded, chosen, own) and not rejects(claim.folded):
                     return claim.text
         return None
 
@@ -412,7 +592,7 @@ ENUM_FILLER = frozenset("the a an and or also plus then too as well its their ou
 ZH_ENUM_FILLER_RE = re.compile(r"以及|还有|或者|和|及|与|或|等")
 
 
-def enumerated_items(folded: str) -> list[str]:
+def enumerated_items(folded: str, minimum: int = ENUM_ITEMS) -> list[str]:
     """The bare items if this sentence is a comma/顿号 list of terms with at most one item in five that is
     more (the one carrying "it is" or a verb), else an empty list.
 
@@ -421,7 +601,7 @@ def enumerated_items(folded: str) -> list[str]:
     are instructions; "the isnan", "all ranks" and "健康状态" are names. A Chinese clause of seven
     characters or more ("两棵树各传一半数据") is more than a name."""
     items = [item for item in ENUM_SPLIT_RE.split(folded) if item.strip()]
-    if len(items) < ENUM_ITEMS:  # cheap exit for most sentences
+    if len(items) < minimum:  # cheap exit for most sentences
         return []
     bare, more, allowed = [], 0, max(1, len(items) // 5)
     for item in items:
@@ -434,7 +614,7 @@ def enumerated_items(folded: str) -> list[str]:
                 return []
         else:
             bare.append(item)
-    return bare if len(bare) >= ENUM_ITEMS else []
+    return bare if len(bare) >= minimum else []
 
 
 def touched_points(items: list[str], rubric_terms: list[list[str]]) -> int:
@@ -480,8 +660,9 @@ def answer_coverage(text: str, rubric: list[tuple]) -> tuple[list[PointCoverage]
     """Coverage of each rubric point and the weighted percentage over the whole rubric.
 
     ``rubric``: (key, weight, concepts) or (key, weight, concepts, misconceptions) per point."""
-    answer = Answer(text)
-    answer.demote_enumerations([[s for synonyms in point[2] for s in synonyms] for point in rubric])
+    terms = [[s for synonyms in point[2] for s in synonyms] for point in rubric]
+    answer = Answer(text, [s for point_terms in terms for s in point_terms])
+    answer.demote_enumerations(terms)
     points = [point_coverage(answer, *point) for point in rubric]
     total = sum(p.weight for p in points)
     percent = round(100 * sum(p.weight * p.fraction for p in points) / total) if total else 0

@@ -37,10 +37,21 @@ def test_scoreanswer_prints_each_point_with_its_evidence():
     assert all(p["state"] == "missed" for p in report["points"] if not p["found"] and not p["listed"])
 
 
-def test_scoreanswer_shows_a_keyword_list_for_what_it_is():
-    done = manage("scoreanswer", "nan-loss-checklist", stdin="learning rate; isnan; GradScaler; bf16; clip_grad_norm_")
+@pytest.mark.parametrize(
+    ("lang", "keywords"),
+    [
+        ("en", "learning rate; isnan; GradScaler; bf16; clip_grad_norm_"),
+        # The keyword list of issue 13, in both languages: it must score 30 or less.
+        ("en", "learning rate lower; input data isnan; fp16 GradScaler bf16; log eps softmax; gradient norm "
+               "clipping; detect_anomaly hook"),
+        ("zh", "学习率 降低；输入数据 检查 nan；半精度 损失缩放 bf16；对数 除零 softmax；梯度范数 裁剪；"
+               "detect_anomaly 钩子"),
+    ],
+)  # fmt: skip
+def test_scoreanswer_shows_a_keyword_list_for_what_it_is(lang, keywords):
+    done = manage("scoreanswer", "nan-loss-checklist", "--lang", lang, stdin=keywords)
     report = json.loads(done.stdout)
-    assert report["score"] <= 30
+    assert report["score"] <= 30, report["score"]
     assert all(not p["found"] for p in report["points"]) and any(p["listed"] for p in report["points"])
 
 
