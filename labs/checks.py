@@ -291,6 +291,33 @@ class Counter(CheckType):
         return CheckResult(name, type_name, OPS[op](value, target), _fmt(value), threshold)
 
 
+class StoreReads(CheckType):
+    """What the record store in the launcher served the run: ``reads`` completed, or different ``records``
+    among them. The ranks can only raise either by making the reads, each at the store's latency and within
+    its concurrency cap; records a program builds itself are not counted."""
+
+    required = {"op": "op", "value": "number"}
+    optional = {"count": "string"}
+    source = gettext_noop("reads counted by the record store in the launcher, outside the ranks")
+    COUNTS = ("reads", "records")
+
+    def validate(self, options):
+        problem = super().validate(options)
+        if not problem and options.get("count", "reads") not in self.COUNTS:
+            problem = f"count must be one of {', '.join(self.COUNTS)}, got {options['count']!r}"
+        return problem
+
+    def evaluate(self, name, type_name, options, outcome):
+        count = options.get("count", "reads")
+        op, target = options["op"], float(options["value"])
+        threshold = f"store {count} {op} {_fmt(target)}"
+        value = outcome.result.service_counts.get("record_store", {}).get(count)
+        if value is None:
+            reason = text(gettext_noop("the run had no record store"))
+            return CheckResult(name, type_name, False, text(NOT_MEASURED), threshold, reason)
+        return CheckResult(name, type_name, OPS[op](value, target), str(value), threshold)
+
+
 CHECK_TYPES: dict[str, CheckType] = {
     "finished_in_time": FinishedInTime(),
     "ranks_exit_zero": RanksExitZero(),
@@ -299,6 +326,7 @@ CHECK_TYPES: dict[str, CheckType] = {
     "speedup": Speedup(),
     "loss_finite": LossFinite(),
     "counter": Counter(),
+    "store_reads": StoreReads(),
 }
 DISPLAY_TYPES = frozenset(name for name, kind in CHECK_TYPES.items() if kind.display_only)
 

@@ -32,8 +32,19 @@ def recorded_result(run: Run) -> RunResult:
         exit_code=run.exit_code, exit_codes={str(k): v for k, v in (run.exit_codes or {}).items()},
         timed_out=run.timed_out, oom_killed=run.oom_killed, cancelled=run.status == Run.Status.CANCELLED,
         duration=float(duration) if duration is not None else None, memory=memory, output_full=False,
-        artifacts_skipped=[],
+        artifacts_skipped=[], service_counts=_service_counts(end.data.get("services") if end else None),
     )  # fmt: skip
+
+
+def _service_counts(services) -> dict[str, dict[str, int]]:
+    """What the launcher's services counted (its ``end`` event, never a rank's)."""
+    if not isinstance(services, dict):
+        return {}
+    return {
+        str(name): {str(k): v for k, v in entry.items() if isinstance(v, int) and not isinstance(v, bool)}
+        for name, entry in services.items()
+        if isinstance(entry, dict)
+    }
 
 
 def reported_by_program(run: Run) -> Reported:

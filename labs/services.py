@@ -17,6 +17,7 @@ from labs.diagnosis import grade_diagnosis
 from labs.models import Attempt, HintReveal, Lab, LabRun, LabVersion
 from labs.render import choose_params, probe_seed, render_files
 from labs.scoring import compute_score, hint_costs, rescore_attempt
+from labs.spec import services_env
 from sandbox.models import Run
 from sandbox.services import RunRejected, cancel_run, create_run, validate_files
 
@@ -187,7 +188,7 @@ def start_run(attempt: Attempt, toggles: list[str] | None = None, fix: bool = Fa
     _check_quota(attempt.user)
     spec = attempt.version.spec
     toggles = toggles or []
-    env = {}
+    env = services_env(spec)  # plain runs too: the program's store client needs the store
     for toggle in toggles:
         if toggle not in TOGGLE_ENV or toggle not in spec["tools"]:
             raise LabRefused(f"toggles: {toggle!r} is not a tool of this lab ({', '.join(spec['tools'])})")
@@ -219,7 +220,10 @@ def submit_diagnosis(attempt: Attempt, choice: str, text: str) -> Attempt:
         raise LabRefused("evidence: describe what you observed and why it points to the cause (20 characters at least)")
     if len(text) > MAX_DIAGNOSIS_CHARS:
         raise LabRefused(f"evidence: at most {MAX_DIAGNOSIS_CHARS} characters")
-    score, detail = grade_diagnosis(spec, choice, text)
+    version = attempt.version.spec
+    # Variant points check the evidence against this attempt's own seeded values.
+    values = choose_params(version["slug"], version["params"], attempt.seed)
+    score, detail = grade_diagnosis(spec, choice, text, values)
     Attempt.objects.filter(pk=attempt.pk).update(
         diagnosis_choice=choice, diagnosis_text=text, diagnosis_score=score, diagnosis_detail=detail,
         diagnosed_at=timezone.now(),

@@ -18,6 +18,8 @@ from pathlib import Path
 import yaml
 
 from labs.checks import CHECK_TYPES
+from sandbox.harness.faultline_harness import recordstore
+from sandbox.harness.faultline_harness.protocol import ENV_SERVICES
 
 CATALOG_DIR = Path(__file__).resolve().parent / "catalog"
 YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -94,16 +96,25 @@ class LabSpec:
     grader_source: str
     grade_entry: str
     path: str = ""
+    # Services the launcher runs outside the ranks (``services:``); left out of the stored spec when none,
+    # so labs without services keep their content hash.
+    services: dict = field(default_factory=dict)
 
     def content_hash(self) -> str:
-        data = asdict(self)
-        data.pop("path")
-        return hashlib.sha256(json.dumps(data, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+        return hashlib.sha256(json.dumps(self.as_json(), sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
     def as_json(self) -> dict:
         data = asdict(self)
         data.pop("path")
+        if not data["services"]:
+            data.pop("services")
         return data
+
+
+def services_env(spec: dict) -> dict[str, str]:
+    """Environment for every run of a lab (stored spec as a dict): the launcher starts the services it names."""
+    services = spec.get("services")
+    return {ENV_SERVICES: json.dumps(services, sort_keys=True)} if services else {}
 
 
 def load_lab(folder: Path) -> LabSpec:
@@ -151,7 +162,7 @@ class _Parser:
     def parse(self) -> LabSpec:
         known = {
             "slug", "family", "difficulty", "title", "briefing", "questions", "resources", "entry", "params",
-            "checks", "hints", "diagnosis", "tools", "static_flags", "bad_fixes", "grade_entry",
+            "checks", "hints", "diagnosis", "tools", "static_flags", "bad_fixes", "grade_entry", "services",
         }  # fmt: skip
         unknown = sorted(set(self.meta) - known)
         if unknown:
@@ -187,6 +198,7 @@ class _Parser:
         grader = self.folder / "grader.py"
         grader_source = grader.read_text(encoding="utf-8") if grader.is_file() else ""
         checks = self.parse_checks(has_grader=bool(grader_source))
+        services = self.parse_services(checks)
         spec = LabSpec(
             slug=slug, family=family, difficulty=difficulty,
             title=self.bilingual("title"), briefing=self.bilingual("briefing"),
@@ -194,7 +206,7 @@ class _Parser:
             params=params, checks=checks, hints=self.parse_hints(), diagnosis=self.parse_diagnosis(),
             tools=self.parse_tools(), static_flags=self.parse_static_flags(), bad_fix_notes=bad_fix_notes,
             program=program, solution=solution, bad_fixes=bad_fixes, hidden=hidden,
-            grader_source=grader_source, grade_entry=grade_entry, path=str(self.folder),
+            grader_source=grader_source, grade_entry=grade_entry, path=str(self.folder), services=services,
         )  # fmt: skip
         self.check_placeholders(spec)
         return spec
@@ -324,6 +336,22 @@ class _Parser:
             checks.append(Check(name, kind, options, gate))
         return checks
 
+    def parse_services(self, checks: list[Check]) -> dict:
+        """``services: {record_store: {latency_ms, concurrency, floats}}``, checked by the launcher's own parser."""
+        raw = self.meta.get("services") or {}
+        if not isinstance(raw, dict):
+            self.fail("services", "must be a mapping of service names to their settings")
+        if raw:
+            try:
+                recordstore.parse_config(json.dumps(raw))
+            except recordstore.ServiceConfigError as exc:
+                where, _, problem = str(exc).partition(": ")
+                self.fail(where, problem)
+        for check in checks:
+            if check.type == "store_reads" and "record_store" not in raw:
+                self.fail(f"checks ({check.name})", "a store_reads check needs services.record_store in lab.yaml")
+        return raw
+
     def parse_hints(self) -> list[dict]:
         raw = self.meta.get("hints") or []
         if not isinstance(raw, list):
@@ -423,6 +451,25 @@ class _Parser:
             notes[name] = self.bilingual(f"bad_fixes.{name}", note, f"bad_fixes.{name}")
         return notes
 
+    def check_diagnosis_placeholders(self, diagnosis: dict, declared: set[str]) -> None:
+        """Rubric synonyms and labels may name the variant's parameters (filled in per attempt when the
+        diagnosis is scored); the options are shown before any run, so they stay the same for every seed."""
+        for index, option in enumerate(diagnosis["options"]):
+            for lang in LANGS:
+                if PLACEHOLDER_RE.search(option[lang]):
+                    self.fail(f"diagnosis.options[{index}].{lang}", "options are the same for every variant: no {{ }}")
+        for index, point in enumerate(diagnosis["rubric"]):
+            texts = [("concepts", s) for group in point["concepts"] for s in group]
+            texts += [(lang, point[lang]) for lang in LANGS]
+            for field_name, text in texts:
+                for match in PLACEHOLDER_RE.finditer(text):
+                    if match.group(1) not in declared:
+                        known = ", ".join(sorted(declared)) or "none"
+                        self.fail(
+                            f"diagnosis.rubric[{index}].{field_name}",
+                            f"{{{{ {match.group(1)} }}}} is not a declared parameter ({known})",
+                        )
+
     def check_placeholders(self, spec: LabSpec) -> None:
         """Every {{ name }} in a template must be a declared parameter."""
         declared = {p.name for p in spec.params}
@@ -444,6 +491,7 @@ class _Parser:
                         known = ", ".join(sorted(allowed)) or "none"
                         problem = f"{{{{ {name} }}}} is not a declared parameter ({known})"
                     raise LabSpecError(self.folder / tree / relative, f"line {line}", problem)
+        self.check_diagnosis_placeholders(spec.diagnosis, declared)
         for check in spec.checks:
             for key, value in check.options.items():
                 if isinstance(value, str):

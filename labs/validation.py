@@ -1,11 +1,11 @@
 """Prove a lab version teaches what it claims, seed by seed.
 
-The faulty program runs first on every seed. The checks it fails on every one of them are the
-version's *distinguishing* checks (stored on the version): fix % is computed over them alone,
-and every other counting check is a precondition. Then, on every seed, the reference solution
-must pass every check, and every known cover-up must fail and score 0 %. Runs execute in this
-process through the same runner and grader the workers use. A version that passes everything
-is published: candidates get it from then on.
+On every seed the faulty program runs first, then the reference solution and every known cover-up.
+The checks the faulty program fails on every seed are the version's *distinguishing* checks (stored
+on the version): fix % is computed over them alone, and every other counting check is a
+precondition. The solution must pass every check, and every cover-up must fail and score 0 %. Runs
+execute in this process through the same runner and grader the workers use. A version that passes
+everything is published: candidates get it from then on.
 """
 
 from __future__ import annotations
@@ -17,10 +17,15 @@ from dataclasses import asdict, dataclass
 from django.db import transaction
 from django.utils import timezone
 
+from labs.checks import run_checks
+from labs.grading import gather_outcome
 from labs.loader import refresh_question_links
 from labs.models import Lab, LabRun, LabVersion
+from labs.render import choose_params, render_check
+from labs.run_result import recorded_result
 from labs.scoring import DISPLAY, assign_roles, counted_checks, fix_passed, fix_percent
 from labs.services import program_for
+from labs.spec import services_env
 from sandbox.models import Run
 from sandbox.runner import execute_run
 from sandbox.services import create_run
@@ -40,6 +45,7 @@ class ValidationRow:
     fix_percent: int | None = None
     problem: str = ""  # why the row is not ok, when the outcome alone does not say
     run_id: int | None = None  # the sandbox run, whose log and events explain the row
+    revised: bool = False  # reported again: scored over the checks of every seed, not only those before it
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -60,6 +66,7 @@ def run_variant(version: LabVersion, seed: int, variant: str, owner=None) -> Lab
             ranks=resources["ranks"], timeout_seconds=resources["timeout_seconds"],
             memory_mb=resources["memory_mb"], cpus=resources["cpus"],
             gpu="none" if resources["gpu"] == "optional" else resources["gpu"], purpose="validate", enqueue=False,
+            env=services_env(spec),
         )  # fmt: skip
         lab_run = LabRun.objects.create(run=run, version=version, kind=LabRun.Kind.VALIDATE, seed=seed, variant=variant)
     execute_run(run.pk, worker_name="validatelab")
@@ -80,43 +87,98 @@ def validate_version(
     version: LabVersion, seeds: list[int], progress=None, *, owner=None, cancelled=None, publish: bool = True
 ) -> list[ValidationRow]:
     """``owner`` owns the runs (so they can read their logs); ``cancelled`` is asked before every run;
-    ``publish`` False records the result without making the version current (authors publish themselves)."""
+    ``publish`` False records the result without making the version current (authors publish themselves).
+
+    Seed by seed: the faulty program, then the solution and every cover-up, and ``progress(row)`` as each
+    run ends, so a watcher sees every seed finish. Until the last seed's faulty program has run, rows are
+    scored over the checks the faulty program failed on every seed so far; once it has, every row is scored
+    again over the final distinguishing checks and baseline time, and ``progress`` gets each row that this
+    changed (its verdict, or its checks' roles or values) a second time: same seed and variant, ``revised``
+    set. The returned rows are the final ones."""
 
     def check_cancelled(rows: list[ValidationRow]) -> None:
         if cancelled and cancelled():
             raise ValidationCancelled(rows)
 
-    # Baselines first, on every seed: they fix the distinguishing checks and the speedup baseline before
-    # any fix is graded.
-    done: list[tuple[int, str, str, LabRun, float]] = []
-    baseline_durations = []
-    for seed in seeds:
-        check_cancelled([])
-        lab_run, seconds = _timed(version, seed, "baseline", owner)
-        done.append((seed, "baseline", "fail", lab_run, seconds))
-        run = lab_run.run
-        if run.status != Run.Status.ERROR and run.duration_seconds and not run.timed_out:
-            baseline_durations.append(run.duration_seconds)
-    if baseline_durations:
-        # The speedup check of the solution and bad fixes compares against it.
-        version.baseline = {**version.baseline, "duration": round(statistics.median(baseline_durations), 3)}
-        LabVersion.objects.filter(pk=version.pk).update(baseline=version.baseline)
-    version.distinguishing = distinguishing_checks(version.spec["checks"], [d[3] for d in done])
-    LabVersion.objects.filter(pk=version.pk).update(distinguishing=version.distinguishing)
-    rows = []
-    for seed, variant, expected, lab_run, seconds in done:
-        rows.append(_row(version, seed, variant, expected, lab_run, seconds))
+    def report(row: ValidationRow) -> None:
         if progress:
-            progress(rows[-1])
+            progress(row)
+
+    # The faulty runs are timed against the baseline the version had when validation started, as before any
+    # run of this validation; fixes against the median of the faulty runs finished so far.
+    starting_baseline = dict(version.baseline)
+    done: list[tuple[int, str, str, LabRun, float, dict]] = []  # seed, variant, expected, run, seconds, baseline used
+    baselines: list[LabRun] = []
+    baseline_durations: list[float] = []
+    rows: list[ValidationRow] = []
+    reported_checks: list[list[dict]] = []  # each run's checks as reported: a watcher shows their roles and values
     for seed in seeds:
-        for variant, expected in variants(version)[1:]:
+        for variant, expected in variants(version):
             check_cancelled(rows)
+            is_baseline = variant == "baseline"
+            measured = _measured(starting_baseline, baseline_durations)
+            _use_baseline(version, starting_baseline if is_baseline else measured)
+            used = dict(version.baseline)
             lab_run, seconds = _timed(version, seed, variant, owner)
+            done.append((seed, variant, expected, lab_run, seconds, used))
+            if is_baseline:
+                baselines.append(lab_run)
+                run = lab_run.run
+                if run.status != Run.Status.ERROR and run.duration_seconds and not run.timed_out:
+                    baseline_durations.append(run.duration_seconds)
+                _use_distinguishing(version, distinguishing_checks(version.spec["checks"], baselines))
             rows.append(_row(version, seed, variant, expected, lab_run, seconds))
-            if progress:
-                progress(rows[-1])
-    record_validation(version, rows, publish=publish)
-    return rows
+            reported_checks.append(lab_run.checks)
+            report(rows[-1])
+    # The speedup check of the solution and bad fixes compares against it, here and in candidates' attempts.
+    _use_baseline(version, _measured(starting_baseline, baseline_durations))
+    final = []
+    for (seed, variant, expected, lab_run, seconds, used), shown, checks in zip(
+        done, rows, reported_checks, strict=True
+    ):
+        if variant != "baseline" and used != version.baseline:
+            retime_speedup(lab_run, version.baseline)
+        row = _row(version, seed, variant, expected, lab_run, seconds)
+        if row != shown or lab_run.checks != checks:
+            row.revised = True
+            report(row)
+        final.append(row)
+    record_validation(version, final, publish=publish)
+    return final
+
+
+def _measured(starting: dict, durations: list[float]) -> dict:
+    """The version's baseline with the median time of the faulty runs measured so far (unchanged before any)."""
+    if not durations:
+        return starting
+    return {**starting, "duration": round(statistics.median(durations), 3)}
+
+
+def _use_baseline(version: LabVersion, baseline: dict) -> None:
+    """Grading reads the version from the database, so the baseline a run is timed against is stored first."""
+    if baseline != version.baseline:
+        version.baseline = baseline
+        LabVersion.objects.filter(pk=version.pk).update(baseline=baseline)
+
+
+def _use_distinguishing(version: LabVersion, distinguishing: list[str]) -> None:
+    version.distinguishing = distinguishing
+    LabVersion.objects.filter(pk=version.pk).update(distinguishing=distinguishing)
+
+
+def retime_speedup(lab_run: LabRun, baseline: dict) -> None:
+    """Evaluate the run's speedup checks again against ``baseline`` (its wall time is kept by the runner, so
+    no grader runs); the other checks keep their results. Roles are assigned afresh by :func:`rescore`."""
+    spec = lab_run.version.spec
+    speedups = [check for check in spec["checks"] if check["type"] == "speedup"]
+    if not speedups or lab_run.run.status == Run.Status.ERROR or lab_run.passed is None:
+        return
+    values = choose_params(spec["slug"], spec["params"], lab_run.seed)
+    outcome = gather_outcome(lab_run.run, recorded_result(lab_run.run), baseline=baseline)
+    fresh = {r.name: r.as_dict() for r in run_checks([render_check(check, values) for check in speedups], outcome)}
+    checks = [{**check, **fresh[check["name"]]} if check["name"] in fresh else check for check in lab_run.checks]
+    LabRun.objects.filter(pk=lab_run.pk).update(checks=checks)
+    lab_run.checks = checks
 
 
 def _timed(version: LabVersion, seed: int, variant: str, owner=None) -> tuple[LabRun, float]:

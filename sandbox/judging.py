@@ -32,6 +32,9 @@ class RunResult:
     peak_memory_bytes: int | None = None
     output_full: bool = False  # the output folder ran out of space
     artifacts_skipped: list[str] = field(default_factory=list)
+    # What each service in the launcher counted, from its end event:
+    # ``{"record_store": {"reads": 12288, "records": 2048}}`` (reads completed, different records served).
+    service_counts: dict[str, dict[str, int]] = field(default_factory=dict)
 
 
 Judge = Callable[[int, RunResult], bool]

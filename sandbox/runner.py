@@ -141,6 +141,7 @@ class StreamState:
             peak_memory_bytes=peak,
             output_full=end.get("output_full") is True,
             artifacts_skipped=list(execution.artifacts_skipped),
+            service_counts=_service_counts(end.get("services")),
         )
 
     def due(self, last_flush: float) -> bool:
@@ -159,6 +160,16 @@ class StreamState:
         Run.objects.filter(pk=self.run_id).update(
             log_bytes=self.log_bytes, log_truncated=self.log_truncated, events_truncated=self.events_truncated
         )
+
+
+def _service_counts(services) -> dict[str, dict[str, int]]:
+    if not isinstance(services, dict):
+        return {}
+    return {
+        str(name): {str(key): _int(value) for key, value in entry.items()}
+        for name, entry in services.items()
+        if isinstance(entry, dict)
+    }
 
 
 def _int(value) -> int:

@@ -11,7 +11,7 @@ from labs.checks import CHECK_TYPES, REPORTED_BY_PROGRAM, Outcome, Reported, run
 from labs.render import render_check
 from sandbox.judging import RunResult
 
-MEASURED = {"exit_codes", "timed_out", "oom_killed", "duration", "memory", "cancelled"}
+MEASURED = {"exit_codes", "timed_out", "oom_killed", "duration", "memory", "cancelled", "service_counts"}
 
 
 def outcome(losses=None, counters=None, **fields) -> Outcome:
@@ -100,6 +100,7 @@ def test_only_loss_finite_and_counter_read_what_the_program_reported():
         "finished_in_time": {}, "ranks_exit_zero": {}, "metric": {"metric": "r2", "op": ">=", "value": 0.9},
         "memory_slope": {"max_mib_per_s": 2}, "speedup": {"min_ratio": 2}, "loss_finite": {"min_reports": 400},
         "counter": {"counter": "optimizer_steps", "op": ">=", "value": 400},
+        "store_reads": {"count": "records", "op": ">=", "value": 2048},
     }  # fmt: skip
     assert set(options) == set(CHECK_TYPES)
     for type_, kind in CHECK_TYPES.items():
@@ -109,6 +110,25 @@ def test_only_loss_finite_and_counter_read_what_the_program_reported():
         else:
             assert (before.passed, before.measured) == (after.passed, after.measured), type_
             assert after.source and after.source != REPORTED_BY_PROGRAM, type_
+
+
+def test_store_reads_counts_what_the_store_in_the_launcher_served():
+    served = outcome(service_counts={"record_store": {"reads": 12288, "records": 2048}})
+    assert check("store_reads", served, count="records", op=">=", value=2048).passed
+    assert check("store_reads", served, op=">=", value=12288).passed  # reads by default
+    short = check("store_reads", outcome(service_counts={"record_store": {"reads": 0, "records": 0}}),
+                  count="records", op=">=", value=2048)  # fmt: skip
+    assert not short.passed and short.measured == "0" and short.threshold == "store records >= 2048"
+    assert "launcher" in short.source
+    # a run without the store (or from before it existed) is not measured, never passed
+    missing = check("store_reads", outcome(), count="records", op=">=", value=1)
+    assert not missing.passed and missing.measured == "not measured"
+
+
+def test_store_reads_refuses_an_unknown_count():
+    assert "count must be one of reads, records" in CHECK_TYPES["store_reads"].validate(
+        {"count": "bytes", "op": ">=", "value": 1}
+    )
 
 
 def test_gate_is_carried_only_by_checks_that_count():

@@ -191,3 +191,13 @@ def test_memory_samples_of_an_exiting_rank_are_not_measurements():
     )
     memory = recorded_result(run).memory
     assert len(memory) == 20 and all(size > 0 for _, size in memory)
+
+
+def test_a_recorded_result_keeps_the_launchers_store_counts():
+    from labs.run_result import recorded_result
+    from sandbox.models import RunEvent
+
+    run = Run.objects.create(files={"main.py": "pass"}, status=Run.Status.PASSED)
+    counts = {"record_store": {"reads": 12288, "records": 2048}}
+    RunEvent.objects.create(run=run, seq=1, kind="end", rank=None, t=5.0, data={"kind": "end", "services": counts})
+    assert recorded_result(run).service_counts == counts

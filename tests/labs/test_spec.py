@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
 import pytest
 from django.conf import settings
 
-from labs.spec import CATALOG_DIR, FAMILIES, LabSpecError, load_catalog, load_lab
+from labs.spec import CATALOG_DIR, FAMILIES, LabSpecError, load_catalog, load_lab, services_env
 
 EXAMPLE = CATALOG_DIR / "nan-lr-unnormalised"
 
@@ -139,3 +140,54 @@ def test_a_display_check_cannot_be_a_gate(lab_copy):
     with pytest.raises(LabSpecError, match="display only and cannot be a gate") as caught:
         load_lab(lab_copy)
     assert caught.value.where == "checks[2] (loss-finite).gate"
+
+
+SERVICES_LAB = CATALOG_DIR / "perf-dataloader-bottleneck"
+
+
+@pytest.fixture
+def store_lab(tmp_path) -> Path:
+    target = tmp_path / SERVICES_LAB.name
+    shutil.copytree(SERVICES_LAB, target)
+    return target
+
+
+def test_services_are_parsed_and_handed_to_every_run_as_one_variable():
+    spec = load_lab(SERVICES_LAB)
+    assert spec.services == {"record_store": {"latency_ms": 2, "concurrency": 8, "floats": 32}}
+    env = services_env(spec.as_json())
+    assert json.loads(env["FAULTLINE_SERVICES"]) == spec.services
+    # labs without services keep the stored spec (and so the content hash) they had before the key existed
+    plain = load_lab(EXAMPLE)
+    assert "services" not in plain.as_json() and services_env(plain.as_json()) == {}
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "where", "problem"),
+    [
+        ("concurrency: 8, ", "", "services.record_store", "needs exactly latency_ms, concurrency, floats"),
+        ("concurrency: 8", "concurrency: 0", "services.record_store.concurrency", "a number 1–64"),
+        ("concurrency: 8", "concurrency: 2.5", "services.record_store.concurrency", "an integer"),
+        ("latency_ms: 2", "latency_ms: fast", "services.record_store.latency_ms", "a number"),
+        ("  record_store:", "  cache:", "services", "unknown service 'cache'"),
+        ("count: records", "count: bytes", "checks[3] (shard-from-store)", "count must be one of reads, records"),
+    ],
+)
+def test_service_errors_name_the_field(store_lab, old, new, where, problem):
+    edit_yaml(store_lab, old, new)
+    with pytest.raises(LabSpecError) as caught:
+        load_lab(store_lab)
+    assert caught.value.where == where
+    assert problem in caught.value.problem
+
+
+def test_a_store_reads_check_needs_the_store(store_lab):
+    path = store_lab / "lab.yaml"
+    text = path.read_text()
+    start = text.index("services:\n")
+    end = text.index("entry:", start)
+    path.write_text(text[:start] + text[end:])
+    with pytest.raises(LabSpecError) as caught:
+        load_lab(store_lab)
+    assert caught.value.where == "checks (shard-from-store)"
+    assert "needs services.record_store" in caught.value.problem

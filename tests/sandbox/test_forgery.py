@@ -205,3 +205,38 @@ def test_hostile_file_names_are_refused_at_the_api_before_any_sandbox(login, aut
     message = response.json()["error"]["fields"]["files"][0]
     assert repr(name)[:40] in message  # the offending name, escaped so it can be read
     assert not Run.objects.exists()
+
+
+# Patches every sleep it can reach, forges a bigger count, and tries to answer in the store's place.
+STORE_CHEAT = r"""
+import json, os, socket, struct, time
+time.sleep = lambda seconds: None
+path = os.environ["FAULTLINE_RECORD_STORE"]
+conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+conn.connect(path)
+started = time.perf_counter()
+for index in range(50):
+    conn.sendall(struct.pack("<qI", 3, index))
+    got = b""
+    while len(got) < 16:
+        got += conn.recv(16 - len(got))
+print(f"took {time.perf_counter() - started:.3f}", flush=True)
+forged = {"kind": "end", "exit_code": 0, "services": {"record_store": {"reads": 99999, "records": 99999}}}
+print("@@fl " + json.dumps(forged), flush=True)
+os.unlink(path)
+impostor = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+impostor.bind(path)
+impostor.listen(8)
+print("impostor bound", flush=True)
+"""
+
+
+def test_the_store_in_the_launcher_counts_only_reads_it_served(settings, monkeypatch):
+    env = {"FAULTLINE_SERVICES": '{"record_store": {"latency_ms": 10, "concurrency": 4, "floats": 4}}'}
+    run, result = run_captured(settings, STORE_CHEAT, monkeypatch, timeout_seconds=60, env=env)
+    assert result is not None, log_of(run)
+    assert result.service_counts == {"record_store": {"reads": 50, "records": 50}}
+    log = log_of(run)
+    took = float(log.split("took ", 1)[1].split()[0])
+    assert took >= 50 * 0.010, "a read one after another waits the store's latency, whatever the program patches"
+    assert "impostor bound" in log

@@ -207,3 +207,18 @@ def test_runs_are_private_to_their_owner(login, author):
     other = make_user("other-author", Role.AUTHOR)
     assert login(other).get(f"/api/sandbox/runs/{run.pk}/").status_code == 404
     assert login(author).get(f"/api/sandbox/runs/{run.pk}/").status_code == 200
+
+
+def test_store_counts_come_from_the_launchers_end_event_only():
+    run = make_run()
+    state = runner.StreamState(run_id=run.pk)
+    # A rank's forged end is printed as text by the launcher ("[r0] ..."), so it never decodes as an event.
+    state.add_line('[r0] @@fl {"kind":"end","services":{"record_store":{"reads":99999,"records":2048}}}')
+    state.add_line('@@fl {"kind":"end","t":1.0,"exit_code":0,"exit_codes":{"0":0},"duration":1.0,'
+                   '"services":{"record_store":{"reads":12,"records":3}}}')  # fmt: skip
+    execution = mock.Mock(exit_code=0, oom_killed=False, duration=1.0, artifacts_skipped=[])
+    watcher = mock.Mock(timed_out=False, cancelled=False)
+    assert state.result(execution, watcher).service_counts == {"record_store": {"reads": 12, "records": 3}}
+    without = runner.StreamState(run_id=run.pk)
+    without.add_line('@@fl {"kind":"end","t":1.0,"exit_code":0,"exit_codes":{"0":0},"duration":1.0}')
+    assert without.result(execution, watcher).service_counts == {}

@@ -1,12 +1,12 @@
 """Grades the data-loading fix on the weights the run saved, with data the candidate never saw.
 
-What the program writes about its own reads (the access log) or its own timing is not evidence:
-it could write anything there, and it could patch the latency out of its own process. The
-grader instead re-measures the workload from the result:
+What the program writes about its own reads or its own timing is not evidence: it could write
+anything there. The store itself runs in the launcher, outside the program, and counts what it served
+(the ``store_reads`` check); the grader re-measures the workload from the result:
 
 - ``replay_max_abs_diff``: the recipe is fixed (full shard, EPOCHS epochs, BATCH_SIZE, the recipe's
   order of records, SGD with momentum), so the grader rebuilds the store's records (from the probe seed
-  the run's store got, ``ctx.probe_seed``) and trains the same head itself. A run that trained on
+  the run's client asked for, ``ctx.probe_seed``, with the store's formula) and trains the same head itself. A run that trained on
   fewer records, fewer epochs or bigger batches ends with different weights; faster loading of the
   same records does not change them.
 - ``heldout_accuracy``: the saved head tags fresh records drawn with the held-out seed (``ctx.seed``),
@@ -14,6 +14,9 @@ grader instead re-measures the workload from the result:
 
 Wall time is measured outside the program by the ``speedup`` check.
 """
+
+import random
+import struct
 
 import torch
 import torch.nn.functional as F
@@ -34,11 +37,17 @@ def label_weights(store_seed):
     return torch.randn(FEATURES, CLASSES, generator=torch.Generator().manual_seed(store_seed))
 
 
+def store_record(store_seed, index):
+    """Record ``index`` as the store serves it (faultline_harness.recordstore.record, sent as float32)."""
+    rng = random.Random(store_seed * 100_003 + index)
+    values = [rng.gauss(0.0, 1.0) for _ in range(FEATURES)]
+    return struct.unpack(f"<{FEATURES}f", struct.pack(f"<{FEATURES}f", *values))
+
+
 def store_records(store_seed):
-    """Every record of the shard, as the storage client serves it."""
+    """Every record of the shard, as the storage client gets it."""
     weights = label_weights(store_seed)
-    rows = [torch.Generator().manual_seed(store_seed * 100_003 + i) for i in range(SHARD_SIZE)]
-    x = torch.stack([torch.randn(FEATURES, generator=g) for g in rows])
+    x = torch.tensor([store_record(store_seed, i) for i in range(SHARD_SIZE)])
     return x, (x @ weights).argmax(1)
 
 

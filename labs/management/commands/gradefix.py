@@ -21,6 +21,7 @@ from django.test.utils import override_settings
 from labs.loader import latest_version
 from labs.models import Lab, LabRun, LabVersion
 from labs.services import LabRefused, clean_files, graded_run_options, hidden_files, program_for
+from labs.spec import services_env
 from labs.validation import learn_from_baseline, rescore
 from sandbox.models import Run
 from sandbox.runner import execute_run
@@ -110,7 +111,9 @@ class Command(BaseCommand):
                 )
         try:
             with transaction.atomic():
-                run = create_run(owner=None, files=files, enqueue=False, **graded_run_options(spec))
+                run = create_run(
+                    owner=None, files=files, enqueue=False, env=services_env(spec), **graded_run_options(spec)
+                )
                 lab_run = LabRun.objects.create(run=run, version=version, kind=LabRun.Kind.FIX, seed=seed)
         except RunRejected as exc:
             raise input_error(str(exc)) from None

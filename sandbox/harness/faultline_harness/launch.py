@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from . import _zygote, guard, procfs
+from . import _zygote, guard, procfs, recordstore
 from .cgroupmem import ContainerMemory
 from .monitors import Monitors
 from .protocol import (
@@ -108,6 +108,7 @@ class Launcher:
         self.output_dir = Path(args.output_dir).resolve()
         self.work_dir = Path()
         self.run_dir = Path()
+        self.services: dict[str, recordstore.RecordStore] = {}
 
     # ---- setup -------------------------------------------------------------------------------------
 
@@ -117,6 +118,11 @@ class Launcher:
         self.work_dir = _writable_dir(self.args.work_dir, self.output_dir.parent / "work", "faultline-work-")
         self.run_dir = _writable_dir(self.args.run_dir, self.output_dir.parent / "run", "faultline-run-")
         (self.run_dir / "diag").mkdir(exist_ok=True)
+        try:
+            # Bound now, served from start_services: no launcher thread may exist while the ranks are created.
+            self.services = recordstore.start_services(os.environ, self.run_dir)
+        except (recordstore.ServiceConfigError, OSError) as exc:
+            raise SystemExit(f"faultline launch: {exc}") from None
         # A missing entry point is not checked here on purpose: the rank's own "can't open file" error
         # then arrives like any other failure, with start/rank_exit/end events the platform already handles.
         return Path(self.args.program_dir).resolve() / self.args.entry
@@ -153,6 +159,7 @@ class Launcher:
                 "PYTHONUNBUFFERED": "1",
                 "PYTHONFAULTHANDLER": "1",
                 "PYTHONPATH": os.pathsep.join(path_parts),
+                **recordstore.socket_env(self.services),
             }
         )
         if "OMP_NUM_THREADS" not in env and self.args.ranks > 1:
@@ -165,7 +172,7 @@ class Launcher:
         preexec = guard.parent_death_hook()
         if self.fork_ranks:
             envs = [self.rank_env(index, port) for index in range(self.args.ranks)]
-            forked = _zygote.fork_ranks(program, envs, self.work_dir, preexec)
+            forked = _zygote.fork_ranks(program, envs, self.work_dir, self._closing_services(preexec))
             started = [(proc, time.monotonic()) for proc in forked]
         else:
             started = []
@@ -184,6 +191,27 @@ class Launcher:
                 )
             )
         self.master_port = port
+
+    def _closing_services(self, hook: Callable[[], None] | None) -> Callable[[], None] | None:
+        """A forked rank must not hold a service's listening socket (it could answer in the store's place)."""
+        fds = [service.fileno() for service in self.services.values()]
+        if not fds:
+            return hook
+
+        def in_child() -> None:
+            for fd in fds:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+            if hook is not None:
+                hook()
+
+        return in_child
+
+    def start_services(self) -> None:
+        for service in self.services.values():
+            service.start()
 
     def _popen_rank(
         self, program: Path, env: dict[str, str], preexec: Callable[[], None] | None
@@ -407,6 +435,9 @@ class Launcher:
         }
         if self.monitors.container is not None:
             end["peak_container_bytes"] = self.monitors.container_peak
+        if self.services:
+            # Counted by the launcher's own threads: a rank can only add to them by paying for each read.
+            end["services"] = {name: service.stop() for name, service in self.services.items()}
         summary = dict(end)
         summary["durations"] = {str(r.index): r.duration for r in self.ranks}
         if self.stop_signal is not None:
@@ -534,6 +565,7 @@ def run(args: argparse.Namespace, fork_ranks: bool = False) -> int:
     launcher.install_signal_handlers()
     launcher.enable_reaping()
     launcher.spawn(program)
+    launcher.start_services()
     launcher.write_pids()
     emitter.event(
         START,

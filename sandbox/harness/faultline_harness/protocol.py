@@ -36,6 +36,10 @@ ENV_WORLD_SIZE = "FAULTLINE_WORLD_SIZE"
 ENV_OUTPUT_DIR = "FAULTLINE_OUTPUT_DIR"
 ENV_RUN_DIR = "FAULTLINE_RUN_DIR"
 ENV_DIST_BACKEND = "FAULTLINE_DIST_BACKEND"
+# Services the launcher runs outside the ranks (JSON, set by the platform; see recordstore.py), and the
+# socket of the record store, which the launcher hands to every rank.
+ENV_SERVICES = "FAULTLINE_SERVICES"
+ENV_RECORD_STORE = "FAULTLINE_RECORD_STORE"
 # Set by the rank runtime in its own process; a descendant that inherits a different pid knows it is
 # not the rank itself and must not grab the rank's signals or diag files.
 ENV_OWNER_PID = "FAULTLINE_HARNESS_OWNER_PID"

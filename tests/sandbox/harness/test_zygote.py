@@ -184,3 +184,37 @@ def test_stack_dump_of_a_forked_rank(zygote) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     assert "wait_here" in done.stdout
     run.stop()
+
+
+STORE_READER = """
+    import os, socket, stat, struct
+    path = os.environ["FAULTLINE_RECORD_STORE"]
+    # No descriptor of a forked rank may be a listening socket: it could answer in the store's place.
+    listening = 0
+    for fd in map(int, os.listdir("/proc/self/fd")):
+        try:
+            if stat.S_ISSOCK(os.fstat(fd).st_mode):
+                sock = socket.socket(fileno=os.dup(fd))
+                listening += sock.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN)
+                sock.close()
+        except OSError:
+            pass
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    conn.connect(path)
+    for index in range(3):
+        conn.sendall(struct.pack("<qI", 9, index))
+        got = b""
+        while len(got) < 8:
+            got += conn.recv(8 - len(got))
+    print(f"listening={listening} read={len(got)}")
+"""
+
+
+def test_forked_ranks_reach_the_store_but_not_its_listening_socket(zygote) -> None:
+    run = zygote({"main.py": STORE_READER}, preload="")
+    services = {"record_store": {"latency_ms": 1, "concurrency": 2, "floats": 2}}
+    send_job(run, entry="main.py", ranks=2, env={"FAULTLINE_SERVICES": json.dumps(services)})
+    assert run.wait(60) == 0, "\n".join(run.lines[-30:])
+    for rank in (0, 1):
+        assert run.output(rank) == ["listening=0 read=8"]
+    assert run.events("end")[-1]["services"] == {"record_store": {"reads": 6, "records": 3}}

@@ -1,24 +1,24 @@
 """Client for the clip feature store.
 
-Every record is fetched from the remote store: one round trip (about 2 ms) per record.
-The store bills per read, so the client appends every record id it fetches to an
-access log in the job's output folder.
+Every record is fetched from the remote store: one round trip (about 2 ms) per record. The store
+answers a limited number of reads at a time and bills per read; it keeps its own count.
 
 This module is owned by the storage team: jobs import it as it is.
 """
 
 import os
+import socket
 import struct
-import time
 
 import torch
 from torch.utils.data import Dataset
 
 STORE_SEED = {{ data_seed }}
-READ_LATENCY_S = 0.002
 FEATURES = 32
 CLASSES = 4
-ACCESS_LOG = "store_reads.bin"
+STORE_ADDRESS_ENV = "FAULTLINE_RECORD_STORE"
+_REQUEST = struct.Struct("<qI")  # shard seed, record index
+_ANSWER = struct.Struct(f"<{FEATURES}f")
 
 
 def _label_weights() -> torch.Tensor:
@@ -32,25 +32,39 @@ class ClipFeatureStore(Dataset):
     def __init__(self, size: int = 2048) -> None:
         self.size = size
         self.label_weights = _label_weights()
-        self._log: tuple[int, int] | None = None  # (pid, fd): each process opens its own handle
+        self._conn: tuple[int, socket.socket] | None = None  # (pid, socket): each process opens its own
 
     def __len__(self) -> int:
         return self.size
 
-    def _record_access(self, idx: int) -> None:
-        pid = os.getpid()
-        if self._log is None or self._log[0] != pid:
-            path = os.path.join(os.environ.get("FAULTLINE_OUTPUT_DIR", "."), ACCESS_LOG)
-            self._log = (pid, os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644))
-        os.write(self._log[1], struct.pack("<I", idx))
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state["_conn"] = None  # a connection does not travel to a spawned worker
+        return state
 
-    def __getitem__(self, idx: int):
+    def _connection(self) -> socket.socket:
+        pid = os.getpid()
+        if self._conn is None or self._conn[0] != pid:
+            address = os.environ.get(STORE_ADDRESS_ENV)
+            if not address:
+                raise RuntimeError("the feature store is reachable only inside a lab run")
+            conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            conn.connect(address)
+            self._conn = (pid, conn)
+        return self._conn[1]
+
+    def __getitem__(self, idx):
         idx = int(idx)
         if not 0 <= idx < self.size:
             raise IndexError(idx)
-        time.sleep(READ_LATENCY_S)  # the network round trip to the store
-        self._record_access(idx)
-        g = torch.Generator().manual_seed(STORE_SEED * 100_003 + idx)
-        features = torch.randn(FEATURES, generator=g)
+        conn = self._connection()
+        conn.sendall(_REQUEST.pack(STORE_SEED, idx))  # the network round trip to the store
+        data = b""
+        while len(data) < _ANSWER.size:
+            chunk = conn.recv(_ANSWER.size - len(data))
+            if not chunk:
+                raise ConnectionError("the feature store closed the connection")
+            data += chunk
+        features = torch.tensor(_ANSWER.unpack(data))
         label = int(torch.argmax(features @ self.label_weights))
         return features, label

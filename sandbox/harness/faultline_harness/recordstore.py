@@ -1,0 +1,207 @@
+"""A simulated remote record store that lives in the launcher, outside every rank.
+
+A lab about slow input pipelines needs a store with real round-trip latency. Simulated inside the
+candidate's process (a ``time.sleep`` in the client), the latency is the candidate's to patch away,
+and nothing outside would notice. Here the store is a thread of the launcher (PID 1 of the container,
+not dumpable, see ``guard.py``): it answers on a Unix socket, waits ``latency_ms`` per read, serves at
+most ``concurrency`` reads at once, and counts the reads it completed (``reads``) and the different
+records among them (``records``). The counts leave through the launcher's ``end`` event only, so no rank
+can raise them without paying the latency for each read, and a program that builds the records itself
+(the generator is no secret) leaves them short.
+
+Wire format, little-endian: a request is ``<qI`` (shard seed, record index); the answer is ``floats``
+float32 values. Anything else closes the connection.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import socket
+import struct
+import tempfile
+import threading
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from .protocol import ENV_RECORD_STORE, ENV_SERVICES
+
+REQUEST = struct.Struct("<qI")
+SOCKET_NAME = "record-store.sock"
+# sun_path holds 108 bytes on Linux; a longer run folder (the local process backend) gets a temp dir.
+MAX_SOCKET_PATH = 100
+MAX_CONNECTIONS = 64
+LIMITS = {"latency_ms": (0.0, 1000.0), "concurrency": (1, 64), "floats": (1, 4096)}
+
+
+class ServiceConfigError(ValueError):
+    """The platform handed the launcher a service description it cannot run."""
+
+
+def record(seed: int, index: int, floats: int) -> list[float]:
+    """Record ``index`` of shard ``seed``: ``floats`` standard normal values, the same in every process.
+
+    Python's own generator keeps the launcher free of numpy and torch; a lab's grader rebuilds the same
+    values with this formula."""
+    rng = random.Random(seed * 100_003 + index)
+    return [rng.gauss(0.0, 1.0) for _ in range(floats)]
+
+
+def parse_config(raw: str) -> dict[str, dict[str, Any]]:
+    """``FAULTLINE_SERVICES`` as JSON: ``{"record_store": {"latency_ms": 2, "concurrency": 8, "floats": 32}}``."""
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        raise ServiceConfigError(f"services: not JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise ServiceConfigError("services: must be a JSON object")
+    unknown = sorted(set(data) - {"record_store"})
+    if unknown:
+        raise ServiceConfigError(f"services: unknown service {unknown[0]!r} (known: record_store)")
+    config = {}
+    for name, options in data.items():
+        if not isinstance(options, dict) or set(options) != set(LIMITS):
+            raise ServiceConfigError(f"services.{name}: needs exactly {', '.join(LIMITS)}")
+        for key, (low, high) in LIMITS.items():
+            value = options[key]
+            if not isinstance(value, int | float) or isinstance(value, bool) or not low <= value <= high:
+                raise ServiceConfigError(f"services.{name}.{key}: a number {low}–{high}, got {value!r}")
+            if isinstance(low, int) and not isinstance(value, int):
+                raise ServiceConfigError(f"services.{name}.{key}: an integer, got {value!r}")
+        config[name] = dict(options)
+    return config
+
+
+class RecordStore:
+    """Bind in the constructor (no thread yet: ranks may be started with ``preexec_fn`` or ``fork``
+    right after); ``start`` begins serving, and connections made before that wait in the backlog."""
+
+    def __init__(self, folder: Path, latency_ms: float, concurrency: int, floats: int) -> None:
+        self.latency_s = latency_ms / 1000.0
+        self.floats = floats
+        self.answer = struct.Struct(f"<{floats}f")
+        self._slots = threading.BoundedSemaphore(concurrency)
+        self._connections = threading.BoundedSemaphore(MAX_CONNECTIONS)
+        self._lock = threading.Lock()
+        self._reads = 0
+        self._served: set[tuple[int, int]] = set()
+        self._closed = threading.Event()
+        path = Path(folder) / SOCKET_NAME
+        self._own_dir: Path | None = None
+        if len(str(path)) > MAX_SOCKET_PATH:
+            self._own_dir = Path(tempfile.mkdtemp(prefix="fl-store-"))
+            self._own_dir.chmod(0o755)
+            path = self._own_dir / SOCKET_NAME
+        self.path = path
+        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._listener.bind(str(path))
+        self._listener.listen(128)
+        self._thread: threading.Thread | None = None
+
+    @property
+    def reads(self) -> int:
+        with self._lock:
+            return self._reads
+
+    def counts(self) -> dict[str, int]:
+        with self._lock:
+            return {"reads": self._reads, "records": len(self._served)}
+
+    def fileno(self) -> int:
+        return self._listener.fileno()
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._accept, name="fl-record-store", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> dict[str, int]:
+        """Stop serving and return the final counts (reads still sleeping when they are taken do not count)."""
+        self._closed.set()
+        try:
+            self._listener.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self._listener.close()
+        try:
+            self.path.unlink()
+        except OSError:
+            pass
+        if self._own_dir is not None:
+            try:
+                self._own_dir.rmdir()
+            except OSError:
+                pass
+        return self.counts()
+
+    def _accept(self) -> None:
+        while not self._closed.is_set():
+            try:
+                conn, _ = self._listener.accept()
+            except OSError:
+                return
+            # A program that opens thousands of connections gets the first MAX_CONNECTIONS served; the rest
+            # wait here, which costs it time and gives it nothing.
+            self._connections.acquire()
+            threading.Thread(target=self._serve, args=(conn,), name="fl-record-store-conn", daemon=True).start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        try:
+            with conn:
+                while not self._closed.is_set():
+                    request = _recv_exact(conn, REQUEST.size)
+                    if request is None:
+                        return
+                    seed, index = REQUEST.unpack(request)
+                    with self._slots:
+                        # The round trip: held inside the slot, so `concurrency` reads overlap at most.
+                        time.sleep(self.latency_s)
+                    payload = self.answer.pack(*record(seed, index, self.floats))
+                    if self._closed.is_set():
+                        return
+                    # Counted before the answer leaves, so a client that has its record sees it counted.
+                    with self._lock:
+                        self._reads += 1
+                        self._served.add((seed, index))
+                    try:
+                        conn.sendall(payload)
+                    except OSError:
+                        with self._lock:
+                            self._reads -= 1
+                        return
+        except OSError:
+            return
+        finally:
+            self._connections.release()
+
+
+def _recv_exact(conn: socket.socket, size: int) -> bytes | None:
+    data = b""
+    while len(data) < size:
+        chunk = conn.recv(size - len(data))
+        if not chunk:
+            return None
+        data += chunk
+    return data
+
+
+def start_services(env: Mapping[str, str], folder: Path) -> dict[str, RecordStore]:
+    """The services the platform asked for (``FAULTLINE_SERVICES``), bound but not yet serving."""
+    raw = env.get(ENV_SERVICES)
+    if not raw:
+        return {}
+    config = parse_config(raw)
+    services: dict[str, RecordStore] = {}
+    if "record_store" in config:
+        options = config["record_store"]
+        services["record_store"] = RecordStore(
+            folder, float(options["latency_ms"]), int(options["concurrency"]), int(options["floats"])
+        )
+    return services
+
+
+def socket_env(services: Mapping[str, RecordStore]) -> dict[str, str]:
+    """What the ranks need to reach the services: the store's socket path."""
+    store = services.get("record_store")
+    return {ENV_RECORD_STORE: str(store.path)} if store is not None else {}

@@ -1,0 +1,198 @@
+"""The simulated record store: latency, the concurrency cap and the read count kept outside the ranks."""
+
+from __future__ import annotations
+
+import json
+import socket
+import struct
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from faultline_harness import recordstore
+
+from .conftest import harness_env
+
+
+def _read(path: Path, seed: int, index: int, floats: int = 4, conn: socket.socket | None = None) -> list[float]:
+    own = conn is None
+    if conn is None:
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        conn.connect(str(path))
+    try:
+        conn.sendall(recordstore.REQUEST.pack(seed, index))
+        data = b""
+        while len(data) < 4 * floats:
+            chunk = conn.recv(4 * floats - len(data))
+            assert chunk, "the store closed the connection"
+            data += chunk
+        return list(struct.unpack(f"<{floats}f", data))
+    finally:
+        if own:
+            conn.close()
+
+
+@pytest.fixture
+def store(tmp_path: Path):
+    stores: list[recordstore.RecordStore] = []
+
+    def make(latency_ms: float, concurrency: int, floats: int = 4) -> recordstore.RecordStore:
+        made = recordstore.RecordStore(tmp_path, latency_ms, concurrency, floats)
+        made.start()
+        stores.append(made)
+        return made
+
+    yield make
+    for made in stores:
+        made.stop()
+
+
+def test_serves_the_documented_record_and_counts_each_read(store):
+    made = store(latency_ms=1, concurrency=2)
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn.connect(str(made.path))
+        first = _read(made.path, 7, 3, conn=conn)
+        again = _read(made.path, 7, 3, conn=conn)
+        other = _read(made.path, 7, 4, conn=conn)
+    expected = list(struct.unpack("<4f", struct.pack("<4f", *recordstore.record(7, 3, 4))))
+    assert first == again == expected
+    assert other != first
+    assert made.counts() == {"reads": 3, "records": 2}
+
+
+def test_every_read_waits_the_latency(store):
+    made = store(latency_ms=20, concurrency=4)
+    started = time.perf_counter()
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn.connect(str(made.path))
+        for index in range(5):
+            _read(made.path, 1, index, conn=conn)
+    assert time.perf_counter() - started >= 5 * 0.020
+
+
+def test_parallel_clients_cannot_beat_the_concurrency_cap(store):
+    # 4 slots, 25 ms each: 24 reads from 12 threads at once take at least 24 / 4 × 25 ms = 150 ms.
+    made = store(latency_ms=25, concurrency=4)
+
+    def client(first: int) -> None:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+            conn.connect(str(made.path))
+            for index in (first, first + 12):
+                _read(made.path, 2, index, conn=conn)
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(12)]
+    started = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    took = time.perf_counter() - started
+    assert made.reads == 24
+    assert took >= 0.150
+    # and the cap does allow overlap: far less than 24 serial reads (600 ms)
+    assert took < 0.450
+
+
+def test_a_malformed_request_is_not_a_read(store):
+    made = store(latency_ms=1, concurrency=1)
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn.connect(str(made.path))
+        conn.sendall(b"\x01\x02\x03")
+    time.sleep(0.05)
+    assert made.reads == 0
+
+
+def test_stop_removes_the_socket_and_returns_the_count(tmp_path: Path):
+    made = recordstore.RecordStore(tmp_path, 0, 1, 2)
+    made.start()
+    _read(made.path, 1, 1, floats=2)
+    assert made.stop() == {"reads": 1, "records": 1}
+    assert not made.path.exists()
+
+
+def test_a_long_folder_gets_a_short_socket_path(tmp_path: Path):
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    deep.mkdir(parents=True)
+    made = recordstore.RecordStore(deep, 0, 1, 2)
+    try:
+        assert len(str(made.path)) <= recordstore.MAX_SOCKET_PATH
+    finally:
+        made.stop()
+    assert not made.path.parent.exists()
+
+
+@pytest.mark.parametrize(
+    ("raw", "problem"),
+    [
+        ("{", "not JSON"),
+        ('{"cache": {}}', "unknown service 'cache'"),
+        ('{"record_store": {"latency_ms": 2, "concurrency": 8}}', "needs exactly"),
+        ('{"record_store": {"latency_ms": 2, "concurrency": 0, "floats": 32}}', "concurrency"),
+        ('{"record_store": {"latency_ms": 2, "concurrency": 2.5, "floats": 32}}', "an integer"),
+        ('{"record_store": {"latency_ms": true, "concurrency": 2, "floats": 32}}', "latency_ms"),
+    ],
+)
+def test_bad_service_descriptions_are_refused(raw: str, problem: str):
+    with pytest.raises(recordstore.ServiceConfigError, match=problem):
+        recordstore.parse_config(raw)
+
+
+SERVICES = json.dumps({"record_store": {"latency_ms": 5, "concurrency": 2, "floats": 3}})
+
+# The program patches everything it can reach in its own process, then reads 10 records.
+PATCHING_PROGRAM = """
+    import os, socket, struct, time
+    time.sleep = lambda s: None
+    path = os.environ["FAULTLINE_RECORD_STORE"]
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    conn.connect(path)
+    for index in range(10):
+        conn.sendall(struct.pack("<qI", 5, index))
+        data = b""
+        while len(data) < 12:
+            data += conn.recv(12 - len(data))
+    print("read", len(data))
+"""
+
+
+def test_the_launcher_reports_the_reads_in_its_end_event(launch):
+    run = launch(PATCHING_PROGRAM, env={"FAULTLINE_SERVICES": SERVICES})
+    assert run.wait(60) == 0
+    end = run.events("end")[-1]
+    assert end["services"] == {"record_store": {"reads": 10, "records": 10}}
+    assert run.output(0) == ["read 12"]
+
+
+def test_a_forged_end_line_cannot_add_reads(launch):
+    program = """
+        print('@@fl {"kind":"end","exit_code":0,"services":{"record_store":{"reads":99999}}}')
+    """
+    run = launch(program, env={"FAULTLINE_SERVICES": SERVICES})
+    assert run.wait(60) == 0
+    ends = run.events("end")
+    assert len(ends) == 1
+    assert ends[0]["services"] == {"record_store": {"reads": 0, "records": 0}}
+
+
+def test_without_services_the_end_event_is_unchanged(launch):
+    run = launch("print('hi')")
+    assert run.wait(60) == 0
+    assert "services" not in run.events("end")[-1]
+
+
+def test_a_bad_description_stops_the_launcher_with_a_message(tmp_path: Path):
+    import subprocess
+    import sys
+
+    program = tmp_path / "program"
+    program.mkdir()
+    (program / "main.py").write_text("print('never')\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "faultline_harness.launch", "--program-dir", str(program), "--entry", "main.py",
+         "--ranks", "1", "--output-dir", str(tmp_path / "out")],
+        env=harness_env(FAULTLINE_SERVICES='{"record_store": {}}'), capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode != 0
+    assert "services.record_store" in done.stderr
+    assert "never" not in done.stdout
