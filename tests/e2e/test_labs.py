@@ -15,7 +15,9 @@ from django.core.management import call_command
 from playwright.sync_api import expect
 
 from core.roles import Role
+from labs.diagnosis import variant_rubric
 from labs.models import Attempt, Lab
+from labs.render import choose_params
 from labs.services import program_for
 from tests.conftest import PASSWORD, make_user
 from tests.e2e.conftest import log_in
@@ -108,13 +110,16 @@ def record_baseline(attempt: Attempt) -> None:
     version.save(update_fields=["baseline"])
 
 
-def diagnose(page, lab: Lab) -> None:
-    diagnosis = lab.current.spec["diagnosis"]
+def diagnose(page, attempt: Attempt) -> None:
+    spec = attempt.version.spec
+    diagnosis = spec["diagnosis"]
     page.locator(f"input[name=root_cause][value={diagnosis['correct']}]").check()
-    # One sentence per concept: a bare list of terms would earn only a quarter of each.
+    # One sentence per concept: a bare list of terms would earn only a quarter of each. Variant points
+    # want this attempt's own values, so the rubric is filled in for its seed.
+    values = choose_params(spec["slug"], spec["params"], attempt.seed)
     evidence = " ".join(
         f"The run showed that {concept[0]} is part of what went wrong."
-        for point in diagnosis["rubric"]
+        for point in variant_rubric(diagnosis, values)
         for concept in point["concepts"]
     )
     page.locator("#evidence").fill(evidence)
@@ -148,7 +153,7 @@ def test_candidate_fixes_a_lab_of_each_family(candidate_page, family, screenshot
     if family == "nan":
         expect(page.locator("#chart-loss")).to_be_visible()
         page.screenshot(path=str(screenshot_dir / "lab-workspace.png"), full_page=True)
-    diagnose(page, lab)
+    diagnose(page, attempt)
     solution = program_for(attempt.version, attempt.seed, "solution")
     apply_files(page, {name: solution[name] for name in attempt.version.spec["solution"]})
     page.get_by_role("button", name="Submit fix").click()

@@ -8,6 +8,7 @@ import pytest
 from django.test import override_settings
 
 from labs.models import Attempt, LabRun
+from labs.render import choose_params
 from sandbox.models import Run
 from tests.labs.helpers import EXAMPLE, publish
 
@@ -136,11 +137,15 @@ def test_diagnosis_is_scored_with_an_explanation(attempt_url):
         {"root_cause": "bad-init", "evidence": "The init looks odd to me, probably random."},
         content_type="application/json",
     ).json()["diagnosis"]
+    # The rubric's variant point wants this attempt's own input scale, as its train.py shows it.
+    attempt = Attempt.objects.get(pk=url.rstrip("/").rsplit("/", 1)[1])
+    scale = choose_params(EXAMPLE, attempt.version.spec["params"], attempt.seed)["scale"]
     good = client.post(
         url + "diagnosis/",
         {"root_cause": "unnormalised-inputs", "evidence": (
             "The loss and the gradient norm explode for a few steps, then NaN. The inputs are raw units with a large "
-            "scale and are never normalized (fit_input_stats is not called), so this learning rate diverges."
+            f"scale (make_data(scale={scale})) and are never normalized (fit_input_stats is not called), so this "
+            "learning rate diverges."
         )},
         content_type="application/json",
     ).json()["diagnosis"]  # fmt: skip
@@ -150,7 +155,8 @@ def test_diagnosis_is_scored_with_an_explanation(attempt_url):
         url + "diagnosis/",
         {
             "root_cause": "unnormalised-inputs",
-            "evidence": "损失和梯度范数先爆炸再变成 NaN；输入数值很大，没有做标准化，学习率相对太大。",
+            "evidence": f"损失和梯度范数先爆炸再变成 NaN；输入数值很大（scale={scale}），"
+            "没有做标准化，学习率相对太大。",
         },
         content_type="application/json",
     ).json()["diagnosis"]
