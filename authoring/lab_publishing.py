@@ -35,6 +35,9 @@ logger = logging.getLogger(__name__)
 LAB = AuthoringEvent.Subject.LAB
 MIN_PUBLISH_SEEDS = 3
 MAX_SEEDS = 20
+# Candidates' seeds are drawn below 2**31 (labs.services.new_seed), so every variant a candidate can get can
+# be previewed and validated, and no seed overflows the seed columns of attempts and runs.
+MAX_SEED = 2**31 - 1
 AUTHORING_QUEUE = "authoring"
 
 
@@ -70,6 +73,14 @@ def start_preview(draft: LabDraft, seed: int, user) -> Attempt:
     return attempt
 
 
+def parse_seed(text: str | None) -> int:
+    """The seed of a preview: a whole number from 0 to MAX_SEED (empty: 0)."""
+    text = (text or "").strip() or "0"
+    if not re.fullmatch(r"\d+", text) or int(text) > MAX_SEED:
+        raise DraftRefused(_("seed: a whole number from 0 to %(max)d, got %(text)r") % {"max": MAX_SEED, "text": text})
+    return int(text)
+
+
 # ---- validation --------------------------------------------------------------------------------
 
 SEEDS_RE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$")
@@ -94,6 +105,10 @@ def parse_seeds(text: str) -> list[int]:
         if high < low or high - low >= MAX_SEEDS:
             raise DraftRefused(
                 _("seeds: %(part)r is not a range of at most %(max)d") % {"part": part.strip(), "max": MAX_SEEDS}
+            )
+        if high > MAX_SEED:
+            raise DraftRefused(
+                _("seeds: %(part)r goes above the largest seed, %(max)d") % {"part": part.strip(), "max": MAX_SEED}
             )
         seeds += [s for s in range(low, high + 1) if s not in seeds]
     if not 1 <= len(seeds) <= MAX_SEEDS:
@@ -133,7 +148,7 @@ def start_validation(draft: LabDraft, seeds: list[int], user) -> ValidationJob:
 
 
 def run_validation_job(job_id: int) -> ValidationJob:
-    """The worker's part: run every variant on every seed, storing each row as it finishes. A job is
+    """The worker's part: run every variant, seed by seed, storing each row as it finishes. A job is
     started once only (a redelivered task finds it running or done and leaves it)."""
     now = timezone.now()
     if not ValidationJob.objects.filter(pk=job_id, status=ValidationJob.Status.QUEUED, cancel_requested=False).update(
@@ -144,11 +159,13 @@ def run_validation_job(job_id: int) -> ValidationJob:
         )
         return ValidationJob.objects.get(pk=job_id)
     job = ValidationJob.objects.select_related("version__lab", "requested_by").get(pk=job_id)
-    rows: list[dict] = []
+    rows: dict[tuple[int, str], dict] = {}
 
     def progress(row: ValidationRow) -> None:
-        rows.append(row_payload(row))
-        ValidationJob.objects.filter(pk=job_id).update(rows=rows)
+        # A revised row (scored again once every seed's faulty program ran) replaces the one shown before,
+        # in its place.
+        rows[(row.seed, row.variant)] = row_payload(row)
+        ValidationJob.objects.filter(pk=job_id).update(rows=list(rows.values()))
 
     def cancelled() -> bool:
         return ValidationJob.objects.filter(pk=job_id, cancel_requested=True).exists()

@@ -166,6 +166,7 @@ def draft_editor(request: HttpRequest, pk: int) -> HttpResponse:
             "problems": [p.as_dict() for p in lab_drafts.check(draft.slug, draft.files)],
             "jobs": draft.validations.select_related("version", "requested_by")[:5],
             "max_seeds": lab_publishing.MAX_SEEDS,
+            "max_seed": lab_publishing.MAX_SEED,
         },
     )
 
@@ -200,14 +201,20 @@ def editor_strings() -> dict[str, str]:
     }
 
 
+def _seed_refused(request: HttpRequest, draft: LabDraft, text: str | None, exc: DraftRefused) -> HttpResponse:
+    """The preview page with the seed field's error and nothing previewed: 400."""
+    context = {"draft": draft, "seed": text or "", "seed_error": str(exc), "max_seed": lab_publishing.MAX_SEED}
+    return render(request, "authoring/labs/preview.html", context, status=400)
+
+
 @author_only
 def draft_preview(request: HttpRequest, pk: int) -> HttpResponse:
     draft = _draft(pk)
     try:
-        seed = max(0, int(request.GET.get("seed", "0")))
-    except ValueError:
-        seed = 0
-    context = {"draft": draft, "seed": seed}
+        seed = lab_publishing.parse_seed(request.GET.get("seed"))
+    except DraftRefused as exc:
+        return _seed_refused(request, draft, request.GET.get("seed"), exc)
+    context = {"draft": draft, "seed": seed, "max_seed": lab_publishing.MAX_SEED}
     try:
         data = lab_publishing.preview(draft, seed, get_language())
         # render_markdown sanitises with nh3, so the result is safe to insert as HTML.
@@ -222,11 +229,14 @@ def draft_preview(request: HttpRequest, pk: int) -> HttpResponse:
 def draft_preview_start(request: HttpRequest, pk: int) -> HttpResponse:
     draft = _draft(pk)
     try:
-        seed = max(0, int(request.POST.get("seed", "0")))
+        seed = lab_publishing.parse_seed(request.POST.get("seed"))
+    except DraftRefused as exc:
+        return _seed_refused(request, draft, request.POST.get("seed"), exc)
+    try:
         attempt = lab_publishing.start_preview(draft, seed, request.user)
-    except (DraftRefused, ValueError) as exc:
+    except DraftRefused as exc:
         messages.error(request, str(exc))
-        return redirect("authoring:lab-draft-preview", pk=pk)
+        return redirect(reverse("authoring:lab-draft-preview", args=[pk]) + f"?seed={seed}")
     return redirect("labs:workspace", pk=attempt.pk)
 
 

@@ -86,6 +86,10 @@ class QuestionVersion(models.Model):
     number = models.PositiveIntegerField()
     text = models.TextField(help_text="the whole Markdown file, as loadbank reads it")
     content_hash = models.CharField(max_length=64)
+    # The file format has no place for them, so they live here: export and loadbank never see them.
+    sample_answers = models.JSONField(
+        default=list, blank=True, help_text="answers the author scored against the rubric in the editor, in order"
+    )
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     created_at = models.DateTimeField(default=timezone.now)
 

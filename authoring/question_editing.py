@@ -27,6 +27,7 @@ from questions.bankfile import (
     BANK_DIR,
     LANGS,
     LOOKS_LIKE_HEADING_RE,
+    REFERENCE_FIELDS,
     YAML_LOADER,
     BankFileError,
     QuestionSpec,
@@ -46,6 +47,7 @@ from questions.rendering import render_markdown
 SUBJECT = AuthoringEvent.Subject.QUESTION
 MAX_FILE_BYTES = 200_000
 MAX_SAMPLES = 5
+MAX_SAMPLE_CHARS = 20_000
 SECTION_FIELDS = tuple(f"{kind}.{lang}" for lang in LANGS for kind in ("prompt", "answer"))
 RESERVED_SLUGS = {"new", "import", "api"}  # page names under /author/questions/
 
@@ -60,8 +62,9 @@ class QuestionRefused(Exception):
 
 # ---- fields ↔ file text ------------------------------------------------------------------------------------
 # The fields are plain JSON: slug, topic, difficulty, tags, source_document, source_number, related_questions,
-# title/prompt/answer {en, zh}, rubric [{key, weight, en, zh, concepts [[…]], misconceptions [{pattern, en,
-# zh, penalty}]}]. Numbers may still be the strings a form sent: the parser, not the form, says what is wrong.
+# references [{title, section?, version?, url?}], title/prompt/answer {en, zh}, rubric [{key, weight, en, zh,
+# concepts [[…]], misconceptions [{pattern, en, zh, penalty}]}]. Numbers may still be the strings a form sent:
+# the parser, not the form, says what is wrong.
 
 
 def spec_to_fields(spec: QuestionSpec) -> dict:
@@ -73,6 +76,7 @@ def spec_to_fields(spec: QuestionSpec) -> dict:
         "source_document": spec.source_document,
         "source_number": spec.source_number,
         "related_questions": list(spec.related_questions),
+        "references": [dict(reference) for reference in spec.references],
         "title": dict(spec.title),
         "prompt": dict(spec.prompt),
         "answer": dict(spec.answer),
@@ -108,6 +112,7 @@ def question_to_fields(question: Question) -> dict:
         "source_document": question.source_document,
         "source_number": question.source_number,
         "related_questions": sorted(q.slug for q in question.related_questions.all()),
+        "references": [dict(reference) for reference in question.references or []],
         **{
             name: {lang: getattr(question, f"{name}_{lang}") for lang in LANGS}
             for name in ("title", "prompt", "answer")
@@ -131,7 +136,7 @@ def empty_fields() -> dict:
     point = {"key": "", "weight": 1, "en": "", "zh": "", "concepts": [], "misconceptions": []}
     return {
         "slug": "", "topic": "", "difficulty": 3, "tags": [], "source_document": "", "source_number": "",
-        "related_questions": [], "title": dict(blank), "prompt": dict(blank), "answer": dict(blank),
+        "related_questions": [], "references": [], "title": dict(blank), "prompt": dict(blank), "answer": dict(blank),
         "rubric": [dict(point) for _ in range(3)],
     }  # fmt: skip
 
@@ -145,6 +150,13 @@ def fields_to_text(fields: dict) -> str:
     lines += ["source:", f"  document: {_scalar(fields.get('source_document', ''))}"]
     lines.append(f"  number: {_quoted(str(fields.get('source_number', '')))}")
     lines.append(f"related_questions: {_flow(fields.get('related_questions', []))}")
+    references = fields.get("references", [])
+    if references:
+        # One flow mapping a line, every value quoted, fields in the format's order: as the bank writes them.
+        lines.append("references:")
+        for reference in references:
+            parts = [f"{name}: {_quoted(str(reference[name]))}" for name in REFERENCE_FIELDS if name in reference]
+            lines.append("  - {" + ", ".join(parts) + "}")
     lines.append("title:")
     lines += [f"  {lang}: {_scalar(fields.get('title', {}).get(lang, ''))}" for lang in LANGS]
     lines.append("rubric:")
@@ -282,6 +294,7 @@ def field_for(where: str, fields: dict | None = None) -> str:
     if line:
         return _section_at(fields or {}, int(line.group(1)))
     where = re.sub(r"^(tags|related_questions)\[\d+\]$", r"\1", where)
+    where = re.sub(r"^references\[\d+\](\.\w+)?$", "references", where)
     where = re.sub(r"\.(concepts|pattern)\[\d+\]$", r".\1", where)
     return {"source": "source.document", "title": "title.en", "front matter": "", "body": "", "file": ""}.get(
         where, where
@@ -417,26 +430,62 @@ def current_text(question: Question) -> tuple[str, str]:
 
 
 def state_token(question: Question | None) -> str:
-    """What the editor was opened on; a save from an older state is refused rather than overwriting."""
-    return question.content_hash if question is not None else ""
+    """What the editor was opened on; a save from an older state is refused rather than overwriting. The
+    latest version's number is part of it: a save that changed only the sample answers leaves the file
+    (and its hash) as it was."""
+    if question is None:
+        return ""
+    latest = latest_version(question.slug)
+    return f"{question.content_hash}:{latest.number if latest else 0}"
+
+
+def clean_samples(samples: list[str]) -> list[str]:
+    """The sample answers worth keeping, in order: blank ones dropped; refused when too many or too long."""
+    kept = [sample.replace("\r\n", "\n").strip() for sample in samples if sample.strip()]
+    if len(kept) > MAX_SAMPLES:
+        raise QuestionRefused(
+            {"sample": _("At most %(max)s sample answers are kept; remove %(extra)s.")
+             % {"max": MAX_SAMPLES, "extra": len(kept) - MAX_SAMPLES}}
+        )  # fmt: skip
+    for number, sample in enumerate(kept, start=1):
+        if len(sample) > MAX_SAMPLE_CHARS:
+            raise QuestionRefused(
+                {"sample": _("Sample answer %(number)s has %(length)s characters; at most %(max)s are kept.")
+                 % {"number": number, "length": len(sample), "max": MAX_SAMPLE_CHARS}}
+            )  # fmt: skip
+    return kept
+
+
+def saved_samples(slug: str) -> list[str]:
+    """The sample answers of the latest version: what the editor opens with."""
+    latest = latest_version(slug)
+    return list(latest.sample_answers) if latest else []
 
 
 @transaction.atomic
-def save_fields(user, fields: dict, *, editing: str | None, base: str | None) -> QuestionVersion:
-    """Save the editor's fields as a new version and make it the question candidates see."""
+def save_fields(
+    user, fields: dict, *, editing: str | None, base: str | None, samples: list[str] | None = None
+) -> QuestionVersion:
+    """Save the editor's fields (and sample answers, kept with the version) as a new version and make it the
+    question candidates see."""
+    kept = clean_samples(samples) if samples is not None else None
     result = check_fields(fields)
     if not result.ok:
         raise QuestionRefused(result.errors)
-    return save_text(user, result.text, result.spec, editing=editing, base=base)
+    return save_text(user, result.text, result.spec, editing=editing, base=base, samples=kept)
 
 
 @transaction.atomic
 def save_text(
-    user, text: str, spec: QuestionSpec, *, editing: str | None, base: str | None, imported_from: str = ""
-) -> QuestionVersion:
+    user, text: str, spec: QuestionSpec, *, editing: str | None, base: str | None, imported_from: str = "",
+    samples: list[str] | None = None,
+) -> QuestionVersion:  # fmt: skip
     """Keep ``text`` (already parsed into ``spec``) as the next version of its question and apply it to the
     bank. ``editing`` is the slug the editor was opened on (None for a new question); ``base`` the state
-    token it was opened on (None: no check, as for an uploaded file)."""
+    token it was opened on (None: no check, as for an uploaded file). ``samples`` are the sample answers to
+    keep with the version (None: those of the latest version carry over, as for an uploaded file, which has
+    no place for them). A save that changes only the samples makes a version of the same file, which is not
+    applied again."""
     slug = spec.slug
     question = Question.objects.select_for_update().filter(slug=slug).first()
     if editing is not None and slug != editing:
@@ -457,16 +506,25 @@ def save_text(
     if question is None and slug in RESERVED_SLUGS:
         raise QuestionRefused({"slug": _("%(slug)s is reserved for a page; choose another slug.") % {"slug": slug}})
     if base is not None and question is not None and state_token(question) != base:
-        raise QuestionRefused({"": _changed_since_message(question)})
+        raise QuestionRefused({"": _changed_since_message(question, base)})
     latest = latest_version(slug)
+    kept = list(latest.sample_answers) if latest else []
+    samples = kept if samples is None else samples
     if question is not None:
         before, origin = current_text(question)
         if _same_question(before, spec):
-            raise QuestionRefused({"": _("Nothing changed: candidates already see exactly this file.")})
+            if samples == kept:
+                raise QuestionRefused({"": _("Nothing changed: candidates already see exactly this file.")})
+            version = _new_version(user, question, slug, before, latest, samples)
+            audit.record(
+                AuthoringEvent.Kind.EDITED, SUBJECT, slug, user,
+                version=version.number, applied=False, samples=len(samples),
+            )  # fmt: skip
+            return version
         if origin != "version" and (latest is None or before != latest.text):
             # Candidates see the bank file (never edited here, or loadbank applied a changed file since):
             # keep that state as a version first, so history and diffs show what this save changed.
-            latest = _new_version(user, question, slug, before, latest)
+            latest = _new_version(user, question, slug, before, latest, kept)
             audit.record(AuthoringEvent.Kind.IMPORTED, SUBJECT, slug, user, version=latest.number, source=origin)
     try:
         applied = apply_authored_question(spec, text)
@@ -476,13 +534,15 @@ def save_text(
         raise QuestionRefused(
             {"slug": _("A question with the slug %(slug)s was created a moment ago by someone else.") % {"slug": slug}}
         ) from None
-    version = _new_version(user, applied, slug, text, latest)
+    version = _new_version(user, applied, slug, text, latest, samples)
     kind = AuthoringEvent.Kind.IMPORTED if imported_from else (
         AuthoringEvent.Kind.CREATED if question is None else AuthoringEvent.Kind.EDITED
     )  # fmt: skip
     detail = {"version": version.number, "applied": True}
     if imported_from:
         detail["file"] = imported_from
+    else:
+        detail["samples"] = len(samples)
     audit.record(kind, SUBJECT, slug, user, **detail)
     return version
 
@@ -494,22 +554,27 @@ def _same_question(text: str, spec: QuestionSpec) -> bool:
         return False
 
 
-def _new_version(user, question: Question, slug: str, text: str, latest: QuestionVersion | None) -> QuestionVersion:
+def _new_version(
+    user, question: Question, slug: str, text: str, latest: QuestionVersion | None, samples: list[str]
+) -> QuestionVersion:
     number = (latest.number if latest else 0) + 1
     try:
         with transaction.atomic():
             return QuestionVersion.objects.create(
-                slug=slug, question=question, number=number, text=text, content_hash=text_hash(text), created_by=user
-            )
+                slug=slug, question=question, number=number, text=text, content_hash=text_hash(text),
+                sample_answers=samples, created_by=user,
+            )  # fmt: skip
     except IntegrityError:
         raise QuestionRefused(
             {"": _("Someone else saved this question at the same moment. Reload the page and try again.")}
         ) from None
 
 
-def _changed_since_message(question: Question) -> str:
+def _changed_since_message(question: Question, base: str) -> str:
     latest = latest_version(question.slug)
-    if shows_latest_version(question, latest):
+    # The same file under a newer version number: someone saved other sample answers.
+    samples_only = base.split(":")[0] == question.content_hash
+    if latest is not None and (samples_only or shows_latest_version(question, latest)):
         return _(
             "%(user)s saved version %(number)s at %(when)s while you were editing. Your changes were not saved: "
             "reload the page to see theirs, then make your changes again."
@@ -574,7 +639,7 @@ def history(slug: str) -> list[dict]:
     }
     rows, previous = [], None
     for version in versions:
-        diff = ""
+        diff = samples_diff = ""
         if previous is not None:
             diff = "".join(
                 difflib.unified_diff(
@@ -582,11 +647,29 @@ def history(slug: str) -> list[dict]:
                     f"v{previous.number}/{slug}.md", f"v{version.number}/{slug}.md",
                 )
             )  # fmt: skip
+            samples_diff = "".join(
+                difflib.unified_diff(
+                    _samples_text(previous.sample_answers), _samples_text(version.sample_answers),
+                    f"v{previous.number}/sample answers", f"v{version.number}/sample answers",
+                )
+            )  # fmt: skip
         rows.append(
-            {"version": version, "diff": diff, "origin": origins.get(version.number, ""), "first": previous is None}
-        )
+            {
+                "version": version, "diff": diff, "samples_diff": samples_diff, "samples": version.sample_answers,
+                "origin": origins.get(version.number, ""), "first": previous is None,
+            }
+        )  # fmt: skip
         previous = version
     return rows[::-1]
+
+
+def _samples_text(samples: list[str]) -> list[str]:
+    """The sample answers as lines a diff can compare, each under a numbered heading."""
+    lines = []
+    for number, sample in enumerate(samples, start=1):
+        lines.append(f"# sample answer {number}\n")
+        lines += [line + "\n" for line in sample.splitlines()]
+    return lines
 
 
 def _origin_label(detail: dict) -> str:

@@ -12,7 +12,7 @@ import re
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from questions.bankfile import LANGS, SOURCE_NUMBERS
+from questions.bankfile import LANGS, REFERENCE_FIELDS, SOURCE_NUMBERS
 from questions.models import Topic
 
 SYNONYM_SEPARATOR = "|"
@@ -37,6 +37,30 @@ def groups_from_lines(text: str) -> list[list[str]]:
 
 def lines_from_groups(groups: list[list[str]]) -> str:
     return "\n".join(f" {SYNONYM_SEPARATOR} ".join(str(s) for s in group) for group in groups)
+
+
+def references_from_lines(text: str) -> list[dict[str, str]]:
+    """One reference per non-empty line: ``title | section | version | url``, empty parts left out
+    (``title | | | url``). Parts past the fourth stay with the url, so the parser names the line."""
+    references = []
+    for line in (text or "").splitlines():
+        if not line.strip():
+            continue
+        parts = [part.strip() for part in line.split(SYNONYM_SEPARATOR)]
+        if len(parts) > len(REFERENCE_FIELDS):
+            parts[len(REFERENCE_FIELDS) - 1 :] = [f" {SYNONYM_SEPARATOR} ".join(parts[len(REFERENCE_FIELDS) - 1 :])]
+        references.append({name: part for name, part in zip(REFERENCE_FIELDS, parts, strict=False) if part})
+    return references
+
+
+def lines_from_references(references: list[dict]) -> str:
+    lines = []
+    for reference in references:
+        parts = [str(reference.get(name, "")) for name in REFERENCE_FIELDS]
+        while parts and not parts[-1]:
+            parts.pop()
+        lines.append(f" {SYNONYM_SEPARATOR} ".join(parts))
+    return "\n".join(lines)
 
 
 def _indices(data, pattern: re.Pattern, *prefix: int) -> list[int]:
@@ -82,6 +106,7 @@ def fields_from_data(data) -> dict:
         "source_document": get("source.document").strip(),
         "source_number": get("source.number").strip(),
         "related_questions": split_words(get("related_questions")),
+        "references": references_from_lines(get("references")),
         **{name: {lang: get(f"{name}.{lang}") for lang in LANGS} for name in ("title", "prompt", "answer")},
         "rubric": _drop_trailing_blank(rubric),
     }
@@ -148,6 +173,7 @@ def editor_form(fields: dict, errors: dict[str, str] | None = None, spare_point:
         "source_document": _input("source.document", fields.get("source_document", ""), errors),
         "source_number": _input("source.number", fields.get("source_number", ""), errors),
         "related_questions": _input("related_questions", ", ".join(fields.get("related_questions", [])), errors),
+        "references": _input("references", lines_from_references(fields.get("references", [])), errors),
         "rubric": points,
         "rubric_error": errors.get("rubric", ""),
     }

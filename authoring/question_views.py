@@ -19,6 +19,7 @@ from authoring.question_forms import (
     QuestionFilterForm,
     editor_form,
     fields_from_data,
+    samples_from_data,
     source_documents,
     topic_choices,
 )
@@ -49,22 +50,22 @@ def question_list(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def question_new(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
-        fields = fields_from_data(request.POST)
+        fields, samples = fields_from_data(request.POST), samples_from_data(request.POST)
         try:
-            version = editing.save_fields(request.user, fields, editing=None, base="")
+            version = editing.save_fields(request.user, fields, editing=None, base="", samples=samples)
         except editing.QuestionRefused as exc:
-            return _editor(request, None, fields, exc.errors, status=400)
+            return _editor(request, None, fields, exc.errors, samples, status=400)
         messages.success(
             request, _("Question %(slug)s created: candidates can practise it now.") % {"slug": version.slug}
         )
         return redirect("authoring:question-edit", version.slug)
-    fields = editing.empty_fields()
+    fields, samples = editing.empty_fields(), []
     copy_of = request.GET.get("from")
     if copy_of:
         source = get_object_or_404(Question, slug=copy_of)
-        fields = _fields_of(source)
+        fields, samples = _fields_of(source), editing.saved_samples(source.slug)
         fields["slug"] = ""
-    return _editor(request, None, fields, {})
+    return _editor(request, None, fields, {}, samples)
 
 
 @role_required(Role.AUTHOR)
@@ -72,14 +73,18 @@ def question_new(request: HttpRequest) -> HttpResponse:
 def question_edit(request: HttpRequest, slug: str) -> HttpResponse:
     question = get_object_or_404(Question.objects.select_related("topic"), slug=slug)
     if request.method == "POST":
-        fields = fields_from_data(request.POST)
+        fields, samples, base = (
+            fields_from_data(request.POST),
+            samples_from_data(request.POST),
+            request.POST.get("base", ""),
+        )
         try:
-            version = editing.save_fields(request.user, fields, editing=slug, base=request.POST.get("base", ""))
+            version = editing.save_fields(request.user, fields, editing=slug, base=base, samples=samples)
         except editing.QuestionRefused as exc:
-            return _editor(request, question, fields, exc.errors, status=400, base=request.POST.get("base", ""))
+            return _editor(request, question, fields, exc.errors, samples, status=400, base=base)
         messages.success(request, _("Saved version %(number)s: candidates see it now.") % {"number": version.number})
         return redirect("authoring:question-edit", slug)
-    return _editor(request, question, _fields_of(question), {})
+    return _editor(request, question, _fields_of(question), {}, editing.saved_samples(question.slug))
 
 
 def _fields_of(question: Question) -> dict:
@@ -97,9 +102,11 @@ def _editor(
     question: Question | None,
     fields: dict,
     errors: dict,
+    samples: list[str],
     status: int = 200,
     base: str | None = None,
 ) -> HttpResponse:
+    samples = [sample for sample in samples if sample.strip()]
     check = editing.check_fields(fields)
     lang = current_lang()
     form = editor_form(fields, errors)
@@ -128,6 +135,7 @@ def _editor(
             "unreachable": _("The check could not reach the server; it will try again as you type."),
             "sample": _("Sample answer {number}"),
             "unsaved": _("You have unsaved changes."),
+            "max_samples": editing.MAX_SAMPLES,
         },
         "topics": topic_choices(),
         "documents": source_documents(),
@@ -135,7 +143,10 @@ def _editor(
         "check_errors": check.errors,
         "warnings": check.warnings,
         "file_name": str(check.path),
-        "results": editing.rubric_check(fields, check.spec, [], lang),
+        "results": editing.rubric_check(fields, check.spec, samples, lang),
+        # One blank box past the saved answers (up to the limit), for the next one.
+        "samples": [*samples, ""][: max(len(samples), editing.MAX_SAMPLES)],
+        "max_samples": editing.MAX_SAMPLES,
         "check_url": reverse("authoring:api-question-check"),
         "import_form": ImportForm(),
     }

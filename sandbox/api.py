@@ -94,6 +94,8 @@ class RunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     required_roles = (Role.AUTHOR,)
 
     def get_queryset(self):
+        if self.action in ("retrieve", "artifact"):
+            return services.runs_an_author_may_read(self.request.user)
         runs = Run.objects.all()
         return runs if self.request.user.is_staff else runs.filter(owner=self.request.user)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.db import transaction
+from django.db.models import Q, QuerySet
 
 from sandbox.filenames import clean_name, name_problem
 from sandbox.models import Run, RunDiagnostic
@@ -42,6 +43,16 @@ def validate_files(files: dict) -> dict[str, str]:
     if total > MAX_TOTAL_BYTES:
         raise RunRejected(f"files: {total} bytes in all is over the {MAX_TOTAL_BYTES}-byte limit")
     return clean
+
+
+def runs_an_author_may_read(user) -> QuerySet[Run]:
+    """The runs whose page, log and artifacts an author may open: their own, every run for staff, and any
+    lab validation run. A validation run executes only a lab's own files (faulty program, solution,
+    cover-ups), which every author may open in the editor, so a failing row of anyone's validation table
+    links to a log its readers can see. Candidates' runs and other authors' own runs stay private."""
+    if user.is_staff:
+        return Run.objects.all()
+    return Run.objects.filter(Q(owner=user) | Q(purpose="validate"))
 
 
 @transaction.atomic

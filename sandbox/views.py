@@ -49,15 +49,22 @@ def _own_run(request: HttpRequest, pk: int) -> Run:
     return run
 
 
+def _readable_run(request: HttpRequest, pk: int) -> Run:
+    return get_object_or_404(services.runs_an_author_may_read(request.user), pk=pk)
+
+
 @role_required(Role.AUTHOR)
 def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    return render(request, "sandbox/run.html", {"run": _own_run(request, pk)})
+    run = _readable_run(request, pk)
+    # Cancelling and diagnostics stay with the run's owner (and staff); other authors only read.
+    can_act = run.owner_id == request.user.id or request.user.is_staff
+    return render(request, "sandbox/run.html", {"run": run, "can_act": can_act})
 
 
 @role_required(Role.AUTHOR)
 def run_live(request: HttpRequest, pk: int) -> HttpResponse:
     """The live part of the run page, polled by htmx about once a second while the run is active."""
-    run = _own_run(request, pk)
+    run = _readable_run(request, pk)
     log = "".join(run.log_chunks.values_list("text", flat=True))
     return render(
         request,

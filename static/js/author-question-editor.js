@@ -146,10 +146,12 @@
 
   form.addEventListener("input", changed);
   form.addEventListener("change", changed);
-  // Sample answers live beside the form (form="question-form") and are checked, never saved.
-  $("samples").addEventListener("input", schedule);
+  // Sample answers live beside the form (form="question-form"): checked as you type, saved with the version.
+  $("samples").addEventListener("input", changed);
   $("add-sample").addEventListener("click", () => {
     const number = $("samples").querySelectorAll("textarea").length + 1;
+    if (number >= T.max_samples) $("add-sample").hidden = true;
+    if (number > T.max_samples) return;
     const field = document.createElement("div");
     field.className = "field";
     const label = document.createElement("label");

@@ -1,4 +1,4 @@
-// Live validation table: polls the job's JSON and adds rows as runs finish, with a progress bar
+// Live validation table: polls the job's JSON and adds rows as runs finish (seed by seed), with a progress bar
 // and a cancel button. A failing row links to its run's log and events.
 (function () {
   "use strict";
@@ -8,7 +8,8 @@
   const T = JSON.parse($("ui-strings").textContent);
   const t = (key, values) => T[key].replace(/\{(\w+)\}/g, (_, name) => String(values && name in values ? values[name] : ""));
   let job = JSON.parse($("job-data").textContent);
-  const shown = new Set();
+  // variant/seed → [the row's JSON when drawn, its <tr>]: a revised row is drawn again in its place.
+  const shown = new Map();
 
   const { csrf } = window.faultlineApi;
 
@@ -23,8 +24,9 @@
 
   function addRow(data) {
     const key = data.variant + "/" + data.seed;
-    if (shown.has(key)) return;
-    shown.add(key);
+    const json = JSON.stringify(data);
+    const before = shown.get(key);
+    if (before && before[0] === json) return;
     const tr = document.createElement("tr");
     tr.className = data.ok ? "row-ok" : "row-bad";
     tr.dataset.variant = data.variant;
@@ -51,7 +53,9 @@
       if (!data.ok) link.className = "run-link";
     }
     cell(tr, link);
-    $("validation-rows").appendChild(tr);
+    if (before) before[1].replaceWith(tr);
+    else $("validation-rows").appendChild(tr);
+    shown.set(key, [json, tr]);
   }
 
   function render() {

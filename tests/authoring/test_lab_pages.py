@@ -183,6 +183,33 @@ def test_preview_page_shows_what_a_candidate_sees_and_starts_a_preview_attempt(l
     assert "Your attempts" not in client.get("/labs/").content.decode()  # previews are never listed
 
 
+@pytest.mark.parametrize("seed", ["2147483648", "99999999999999999999", "-1", "three"])
+def test_a_preview_seed_out_of_range_is_refused_naming_the_field(login, author, draft, seed):
+    client = login(author)
+    shown = client.get(f"/author/labs/drafts/{draft.pk}/preview/", {"seed": seed})
+    assert shown.status_code == 400
+    page = shown.content.decode()
+    assert "seed: a whole number from 0 to 2147483647" in page
+    assert 'id="preview-title"' not in page  # nothing is previewed
+    started = client.post(f"/author/labs/drafts/{draft.pk}/preview/start/", {"seed": seed})
+    assert started.status_code == 400
+    assert "seed: a whole number from 0 to 2147483647" in started.content.decode()
+    assert not Attempt.objects.filter(user=author).exists()
+
+
+def test_the_largest_seed_a_candidate_can_draw_previews(login, author, draft):
+    client = login(author)
+    page = client.get(f"/author/labs/drafts/{draft.pk}/preview/", {"seed": "2147483647"})
+    assert page.status_code == 200 and 'id="preview-title"' in page.content.decode()
+
+
+def test_validation_seeds_above_the_largest_seed_are_refused(login, author, draft):
+    client = login(author)
+    refused = client.post(f"/author/labs/drafts/{draft.pk}/validate/", {"seeds": "2147483646-2147483648"}, follow=True)
+    assert "goes above the largest seed, 2147483647" in refused.content.decode()
+    assert not ValidationJob.objects.exists()
+
+
 def test_publish_is_refused_without_three_seeds_and_the_lab_page_lists_history(login, author, draft, job):
     client = login(author)
     version = job.version

@@ -53,10 +53,10 @@ def test_skeleton_validates_and_publishes(author, candidate, process_backend, dj
     assert job.status == ValidationJob.Status.PASSED, job.rows
     assert [(r["variant"], r["seed"]) for r in job.rows] == [
         ("baseline", 0),
-        ("baseline", 1),
-        ("baseline", 2),
         ("solution", 0),
+        ("baseline", 1),
         ("solution", 1),
+        ("baseline", 2),
         ("solution", 2),
     ]
     assert all(r["run_id"] and r["checks"] for r in job.rows)

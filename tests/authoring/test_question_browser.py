@@ -73,19 +73,22 @@ def test_edit_a_rubric_watch_the_check_save_and_export(author_page, screenshot_d
     expect(page.get_by_test_id("rubric-point")).to_have_count(6)
     expect(page.locator("#check-state")).to_have_text("The file parses as loadbank reads it.")
 
-    # A misconception: its pattern needs at least two groups.
+    # A misconception (after those the point has already): its pattern needs at least two groups.
     first = page.get_by_test_id("rubric-point").first
+    n = first.locator('textarea[name$=".pattern"]').count()
     first.get_by_role("button", name="Add a misconception").click()
-    pattern = first.locator('textarea[name="rubric[0].misconceptions[0].pattern"]')
+    added_m = f"rubric[0].misconceptions[{n}]"
+    pattern = first.locator(f'textarea[name="{added_m}.pattern"]')
     pattern.fill("learning rate | lr | 学习率")
-    expect(page.locator('[data-error-for="rubric[0].misconceptions[0].pattern"]')).to_contain_text("2–5 synonym lists")
-    pattern.fill("learning rate | lr | 学习率\nraise | increase | 提高")
-    first.locator('input[name="rubric[0].misconceptions[0].en"]').fill("Raising the learning rate makes it worse.")
-    first.locator('input[name="rubric[0].misconceptions[0].zh"]').fill("提高学习率只会更糟。")
+    expect(page.locator(f'[data-error-for="{added_m}.pattern"]')).to_contain_text("2–5 synonym lists")
+    pattern.fill("learning rate | lr | 学习率\nnever matters | does not matter | 无关紧要")
+    first.locator(f'input[name="{added_m}.en"]').fill("The learning rate is the first suspect, not irrelevant.")
+    first.locator(f'input[name="{added_m}.zh"]').fill("学习率是首要怀疑对象，并非无关紧要。")
     expect(page.locator("#check-state")).to_have_text("The file parses as loadbank reads it.")
 
     # A sample answer is scored the same way, point by point.
-    page.locator("#sample-1").fill("The learning rate is too high, so I would lower it and add warm-up first.")
+    sample_text = "The learning rate is too high, so I would lower it and add warm-up first."
+    page.locator("#sample-1").fill(sample_text)
     sample = check.get_by_test_id("rubric-result").nth(2)
     expect(sample).to_contain_text("Sample answer 1")
     expect(sample.locator('tr[data-key="learning-rate"] .found')).to_contain_text("learning rate")
@@ -102,6 +105,9 @@ def test_edit_a_rubric_watch_the_check_save_and_export(author_page, screenshot_d
     expect(page.locator(".messages")).to_contain_text("Saved version 2: candidates see it now.")
     expect(page.get_by_test_id("versions").locator("> li")).to_have_count(2)
     expect(page.get_by_test_id("bank-state")).to_contain_text("Candidates see version 2, saved by auth")
+    # The sample answer was saved with the version: back in its box, and scored, after the reload.
+    expect(page.locator("#sample-1")).to_have_value(sample_text)
+    expect(check.get_by_test_id("rubric-result").nth(2)).to_contain_text("Sample answer 1")
     question = Question.objects.get(slug=SLUG)
     assert RubricPoint.objects.get(question=question, key="learning-rate").concepts[-1] == ["zebra crossing", "斑马线"]
 
@@ -112,9 +118,10 @@ def test_edit_a_rubric_watch_the_check_save_and_export(author_page, screenshot_d
     assert "      - [zebra crossing, 斑马线]" in text
     spec = parse_question_text(text, Path("numerics") / f"{SLUG}.md")
     assert spec.rubric[0].concepts[-1] == ["zebra crossing", "斑马线"] and spec.rubric[1].weight == 5
-    assert spec.rubric[0].misconceptions[0].pattern == [
+    assert spec.rubric[0].misconceptions[n].pattern == [
         ["learning rate", "lr", "学习率"],
-        ["raise", "increase", "提高"],
+        ["never matters", "does not matter", "无关紧要"],
     ]
+    assert sample_text not in text  # samples stay with the version, out of the bank's file
     kinds = set(AuthoringEvent.objects.filter(slug=SLUG, actor__username="auth").values_list("kind", flat=True))
     assert kinds == {"imported", "edited", "exported"}

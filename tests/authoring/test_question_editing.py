@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
+from django.utils import translation
 
 from authoring import question_editing as editing
 from authoring.models import AuthoringEvent, QuestionVersion
@@ -16,9 +18,18 @@ from questions.models import Question, RubricPoint
 pytestmark = pytest.mark.django_db
 SLUG = "amp-loss-scaling"
 BANK_FILE = BANK_DIR / "numerics" / f"{SLUG}.md"
-# Files whose text comes back byte for byte (77 of the 80 do; the other three differ only in how YAML
-# writes a scalar: a needless quote, or amp-loss-scaling's "5.96e-8", which YAML reads as the float 5.96e-08).
+# Files whose text comes back byte for byte. Most do; the others differ only in spelling the parser reads the
+# same: a needless quote, a float YAML reads back differently (amp-loss-scaling's "5.96e-8" is 5.96e-08), a
+# misconception's default "penalty: 1.0" written out, or a reference's fields in another order.
+EXPLICIT_DEFAULT_PENALTY = re.compile(r"\n +penalty: 1(?:\.0*)?\n")
 BYTE_IDENTICAL = ["nan-loss-checklist", "pipeline-parallel-bubbles", "allreduce-algorithms"]
+
+
+@pytest.fixture(autouse=True)
+def _english():
+    """Messages are asserted in English, whatever language an earlier request left active."""
+    with translation.override("en"):
+        yield
 
 
 def bank_fields(slug: str = SLUG) -> dict:
@@ -32,15 +43,18 @@ def through_the_form(fields: dict) -> dict:
 
 
 def test_every_bank_question_survives_file_form_file():
-    """file → form inputs → file parses to the same question for all 80; most come back byte for byte."""
+    """file → form inputs → file parses to the same question for every one; most come back byte for byte."""
     identical = []
-    for path in iter_question_files():
+    paths = iter_question_files()
+    for path in paths:
         spec = parse_question(path)
         text = editing.fields_to_text(through_the_form(editing.spec_to_fields(spec)))
         assert parse_question_text(text, path) == spec, path.name
-        if text == path.read_text(encoding="utf-8"):
+        # A misconception's default penalty is written out in some files and left out in the others (and
+        # here): the same file to the parser, so it does not count against byte identity.
+        if text == EXPLICIT_DEFAULT_PENALTY.sub("\n", path.read_text(encoding="utf-8")):
             identical.append(path.stem)
-    assert len(identical) >= 75
+    assert len(identical) >= 0.9 * len(paths)
     assert set(BYTE_IDENTICAL) <= set(identical)
 
 
@@ -241,3 +255,60 @@ def test_previews_are_sanitised_like_the_bank():
 def test_file_path_for_names_the_bank_location():
     assert editing.file_path_for("x", "numerics") == Path("numerics/x.md")
     assert editing.file_path_for("x", "Bad Topic") == Path("bank/x.md")
+
+
+def test_references_are_one_line_each_and_round_trip_through_the_form():
+    fields = bank_fields()
+    data = as_post_data(fields)
+    data["references"] = (
+        "Mixed Precision Training (Micikevicius et al., 2018) | | | https://arxiv.org/abs/1710.03740\n"
+        "\n"
+        "PyTorch documentation: torch.autograd | Anomaly detection | 2.5\n"
+    )
+    text = editing.fields_to_text(fields_from_data(data))
+    assert (
+        '  - {title: "Mixed Precision Training (Micikevicius et al., 2018)", url: "https://arxiv.org/abs/1710.03740"}'
+        in text
+    )
+    spec = parse_question_text(text, BANK_FILE)
+    assert spec.references == [
+        {"title": "Mixed Precision Training (Micikevicius et al., 2018)", "url": "https://arxiv.org/abs/1710.03740"},
+        {"title": "PyTorch documentation: torch.autograd", "section": "Anomaly detection", "version": "2.5"},
+    ]
+    # Back on the page, the same lines; posted again, the same file.
+    shown = as_post_data(editing.spec_to_fields(spec))["references"]
+    assert shown.splitlines() == [
+        "Mixed Precision Training (Micikevicius et al., 2018) |  |  | https://arxiv.org/abs/1710.03740",
+        "PyTorch documentation: torch.autograd | Anomaly detection | 2.5",
+    ]
+    assert editing.fields_to_text(through_the_form(editing.spec_to_fields(spec))) == text
+
+
+@pytest.mark.parametrize(
+    ("line", "words"),
+    [
+        ("A guide | | | ftp://example.org/guide", "references[0].url: must be an http(s) address"),
+        (" | Section without a title", "references[0].title: missing"),
+        ("A guide | s | v | https://example.org/a | b", "references[0].url: must be an http(s) address"),
+    ],
+)
+def test_a_wrong_reference_is_named_next_to_the_references_field(line, words):
+    data = as_post_data(bank_fields())
+    data["references"] = line
+    errors = editing.check_fields(fields_from_data(data)).errors
+    assert words in errors["references"]
+
+
+def test_references_export_and_import_unchanged(author):
+    fields = bank_fields()
+    fields["references"] = [{"title": "PyTorch documentation: torch.amp", "section": "GradScaler", "version": "2.5"}]
+    version = editing.save_fields(
+        author, fields, editing=SLUG, base=editing.state_token(Question.objects.get(slug=SLUG))
+    )
+    question = Question.objects.get(slug=SLUG)
+    assert question.references == fields["references"]  # what candidates see under the answer
+    name, text = editing.export_file(author, question, version.number)
+    assert text == version.text and "references:" in text
+    with pytest.raises(editing.QuestionRefused, match="Nothing changed"):
+        editing.import_file(author, name, text.encode(), into=SLUG)
+    assert parse_question_text(text, BANK_FILE).references == fields["references"]

@@ -199,3 +199,33 @@ def test_pages_in_chinese(login, author):
     page = client.get(f"/author/questions/{SLUG}/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
     assert '<html lang="zh-hans">' in page
     assert "一段 PyTorch 训练代码的 Loss 一直是 NaN" in page  # the title in the page language
+
+
+def test_references_are_edited_as_lines_and_a_wrong_one_is_named_beside_them(login, author):
+    client = login(author)
+    slug = "ascend-docker-device-mounting"
+    page = client.get(f"/author/questions/{slug}/").content.decode()
+    assert 'name="references" id="f-references"' in page
+    assert "MindCluster user guide | Ascend Docker Runtime default mounted content | 7.3.0" in page
+    question = Question.objects.get(slug=SLUG)
+    data = form_data(question)
+    data["references"] = "PyTorch documentation: torch.amp | GradScaler | 2.5 | www.example.org"
+    refused = client.post(f"/author/questions/{SLUG}/", data)
+    assert refused.status_code == 400
+    assert 'data-error-for="references" role="alert">numerics/nan-loss-checklist.md: references[0].url' in (
+        refused.content.decode()
+    )
+    data["references"] = (
+        "PyTorch documentation: torch.amp | GradScaler | 2.5 | https://pytorch.org/docs/stable/amp.html"
+    )
+    assert client.post(f"/author/questions/{SLUG}/", data).status_code == 302
+    assert Question.objects.get(slug=SLUG).references == [
+        {
+            "title": "PyTorch documentation: torch.amp",
+            "section": "GradScaler",
+            "version": "2.5",
+            "url": "https://pytorch.org/docs/stable/amp.html",
+        }
+    ]
+    exported = client.get(f"/author/questions/{SLUG}/export/").content.decode()
+    assert 'section: "GradScaler", version: "2.5", url: "https://pytorch.org/docs/stable/amp.html"}' in exported

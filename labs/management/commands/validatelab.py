@@ -63,6 +63,8 @@ class Command(BaseCommand):
 
     def print_row(self, row: ValidationRow) -> None:
         mark = "" if row.ok else self.style.ERROR("  ✗")
+        if row.revised:  # printed before; scored again over the checks every seed's faulty program failed
+            mark += "  (re-scored over all seeds)"
         self.stdout.write(
             f"{row.lab:34} {row.version:>3} {row.seed:>4} {row.variant:28} {row.expected:6} {row.outcome[:6]:6} "
             f"{row.seconds:>6.1f}  {', '.join(row.failed_checks) or '-'}{mark}"
