@@ -1,8 +1,34 @@
-"""Did every rank end with the same model, and does that model fit fresh data?
+"""Did the ranks train in step, end with the same model, and does that model fit fresh data?
 
-Each rank saves its own weights. After a correct data-parallel run they are identical; a
-fix that stops the ranks from exchanging gradients leaves them different. Held-out rows
-come from the hidden seed.
+Each rank saves its own weights. After a correct data-parallel run they are identical; a fix that
+stops the ranks from exchanging gradients leaves them different. Held-out rows come from the
+hidden seed.
+
+Equal files alone do not show that the ranks trained together: rank 0 can train on every part by
+itself (the export is readable from every rank) and write every rank's file while the other rank
+idles or exits. In a graded run the hidden entry (hidden/grade_main.py) therefore notes, inside
+each rank, a fingerprint of that rank's weights after every optimizer step it takes. With
+data-parallel training both ranks apply the same averaged gradient, so every step the ranks take
+together leaves them with the same weights. `synced_steps` counts, for each rank, its steps whose
+weights the other rank also reached, and takes the smaller count. Both valid fixes share every
+step of the shorter rank: with Join the short rank's steps are the first ones of each epoch on the
+long rank (Join hands the long rank's weights to it when the epoch ends), and with a
+DistributedSampler both ranks take every step together. A rank that never steps, or that trains
+apart and copies rank 0's weights at the end, shares no step.
+
+`distinct_steps` counts the different weights the job stepped through on any rank: the steps the
+ranks took together count once. Training on every row at 16 rows a step takes at least
+3 * ceil(ceil(N / 2) / 16) >= 90 steps for the export's N >= 950 rows (a DistributedSampler's
+share per rank; with Join the long rank takes more). Stopping each epoch when the short rank runs
+out of batches takes at most 3 * ceil(420 / 16) = 81, as the short rank's two parts hold at most
+420 rows. So a threshold of 85 tells every row from the short rank's rows, for every export the
+lab's parameters can draw. A fix that changes the batch size changes these counts; the briefing
+keeps the recipe.
+
+What this does not stop: the fingerprints are written by the ranks' own processes, into the output
+folder every rank can write. A program written against this grading (rank 1 loading each of rank
+0's intermediate weights and stepping an optimizer on them, or one rank rewriting another rank's
+steps file) passes it. It stops one rank training for all, not a pair of ranks colluding on purpose.
 """
 
 import torch
@@ -10,6 +36,7 @@ from labs.grader_api import CandidateOutputError
 from torch import nn
 
 FEATURES = 8
+SAME = 1e-9  # relative: ranks in step hold bit-identical weights, anything trained apart is far off
 
 
 class Net(nn.Module):
@@ -31,6 +58,38 @@ def load_net(ctx, name):
     return net
 
 
+def load_fingerprints(ctx, rank):
+    name = f"steps-rank{rank}.pt"
+    record = ctx.load(name)
+    rows = record.get("fingerprints") if isinstance(record, dict) else None
+    # The run takes a few hundred steps; a record far larger was not written by the hidden entry and
+    # must not cost the grader its memory.
+    if not torch.is_tensor(rows) or rows.dim() != 2 or rows.shape[0] > 5000 or rows.shape[1] > 100:
+        raise CandidateOutputError(f"{name} is not the record the graded run writes: was it overwritten?")
+    return rows.double()
+
+
+def same_weights(a, b):
+    """Which fingerprints of `a` (one per step) equal which of `b`: a len(a) x len(b) table."""
+    return ((a[:, None, :] - b[None, :, :]).abs() <= SAME * (1.0 + b[None, :, :].abs())).all(dim=2)
+
+
+def shared_steps(mine, other):
+    """How many of `mine` the other rank also reached."""
+    if len(mine) == 0 or len(other) == 0 or mine.shape[1] != other.shape[1]:
+        return 0
+    return int(same_weights(mine, other).any(dim=1).sum().item())
+
+
+def distinct_steps(prints):
+    """How many different weights the job stepped through, on any rank."""
+    rows = torch.cat([p for p in prints if len(p)]) if any(len(p) for p in prints) else None
+    if rows is None or len({p.shape[1] for p in prints if len(p)}) != 1:
+        return 0
+    seen_before = same_weights(rows, rows).tril(diagonal=-1).any(dim=1)
+    return int((~seen_before).sum().item())
+
+
 def evaluate(ctx):
     nets = [load_net(ctx, f"model-rank{r}.pt") for r in range(ctx.ranks)]
     reference = nets[0].state_dict()
@@ -38,9 +97,21 @@ def evaluate(ctx):
     for net in nets[1:]:
         for key, value in net.state_dict().items():
             diff = max(diff, (value - reference[key]).abs().max().item())
+
+    prints = [load_fingerprints(ctx, r) for r in range(ctx.ranks)]
+    synced = min(
+        shared_steps(prints[r], torch.cat([prints[s] for s in range(ctx.ranks) if s != r]))
+        for r in range(ctx.ranks)
+    )
+
     g = torch.Generator().manual_seed(ctx.seed)
     x = torch.randn(4096, FEATURES, generator=g)
     y = x @ torch.linspace(-1.0, 1.0, FEATURES) + 0.4 * torch.sin(2.0 * x[:, 1])
     with torch.no_grad():
         r2 = [1.0 - torch.mean((net(x) - y) ** 2).item() / y.var().item() for net in nets]
-    return {"param_max_diff": diff, "heldout_r2": min(r2)}
+    return {
+        "param_max_diff": diff,
+        "synced_steps": float(synced),
+        "distinct_steps": float(distinct_steps(prints)),
+        "heldout_r2": min(r2),
+    }

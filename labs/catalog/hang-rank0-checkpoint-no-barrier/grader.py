@@ -1,8 +1,25 @@
-"""Same weights on every rank, and a model that learned what both stages teach.
+"""Same weights on every rank, both ranks training in step, and a model that learned what both stages teach.
 
 Each rank saves its final weights. The held-out rows come from the hidden seed; a second
 stage that starts from fresh weights instead of the first stage's checkpoint cannot reach
 the threshold in its few low-learning-rate steps.
+
+Equal files alone do not show that the ranks trained together: rank 0 can run both stages by
+itself (every rank's rows come from a seed it can see) and write every rank's file while the other
+rank exits, and then no rank can resume too early. In a graded run the hidden entry
+(hidden/grade_main.py) therefore notes, inside each rank, a fingerprint of that rank's weights
+after every optimizer step it takes. With data-parallel training both ranks apply the same
+averaged gradient, so every step they take together leaves them with the same weights, and when
+both resume from the same checkpoint that holds in the second stage too. `synced_steps` counts,
+for each rank, its steps whose weights the other rank also reached, and takes the smaller count:
+a correct run shares all 100 scheduled steps. A rank that never steps, or that trains apart and
+copies rank 0's weights at the end, shares none; a rank that resumed from another checkpoint
+shares none of the second stage.
+
+What this does not stop: the fingerprints are written by the ranks' own processes, into the output
+folder every rank can write. A program written against this grading (rank 1 loading each of rank
+0's intermediate weights and stepping an optimizer on them, or one rank rewriting another rank's
+steps file) passes it. It stops one rank training for all, not a pair of ranks colluding on purpose.
 """
 
 import torch
@@ -10,6 +27,7 @@ from labs.grader_api import CandidateOutputError
 from torch import nn
 
 FEATURES = 16
+SAME = 1e-9  # relative: ranks in step hold bit-identical weights, anything trained apart is far off
 
 
 class Net(nn.Module):
@@ -33,6 +51,25 @@ def load_net(ctx, name):
     return net
 
 
+def load_fingerprints(ctx, rank):
+    name = f"steps-rank{rank}.pt"
+    record = ctx.load(name)
+    rows = record.get("fingerprints") if isinstance(record, dict) else None
+    # The run takes a few hundred steps; a record far larger was not written by the hidden entry and
+    # must not cost the grader its memory.
+    if not torch.is_tensor(rows) or rows.dim() != 2 or rows.shape[0] > 5000 or rows.shape[1] > 100:
+        raise CandidateOutputError(f"{name} is not the record the graded run writes: was it overwritten?")
+    return rows.double()
+
+
+def shared_steps(mine, other):
+    """How many of `mine` (one fingerprint per step) the other rank also reached."""
+    if len(mine) == 0 or len(other) == 0 or mine.shape[1] != other.shape[1]:
+        return 0
+    close = (mine[:, None, :] - other[None, :, :]).abs() <= SAME * (1.0 + other[None, :, :].abs())
+    return int(close.all(dim=2).any(dim=1).sum().item())
+
+
 def evaluate(ctx):
     nets = [load_net(ctx, f"model-rank{r}.pt") for r in range(ctx.ranks)]
     reference = nets[0].state_dict()
@@ -40,9 +77,16 @@ def evaluate(ctx):
     for net in nets[1:]:
         for key, value in net.state_dict().items():
             diff = max(diff, (value - reference[key]).abs().max().item())
+
+    prints = [load_fingerprints(ctx, r) for r in range(ctx.ranks)]
+    synced = min(
+        shared_steps(prints[r], torch.cat([prints[s] for s in range(ctx.ranks) if s != r]))
+        for r in range(ctx.ranks)
+    )
+
     g = torch.Generator().manual_seed(ctx.seed)
     x = torch.randn(4096, FEATURES, generator=g)
     y = x @ torch.linspace(-1.0, 1.0, FEATURES) + 0.5 * torch.sin(2.0 * x[:, 0])
     with torch.no_grad():
         r2 = [1.0 - torch.mean((net(x) - y) ** 2).item() / y.var().item() for net in nets]
-    return {"param_max_diff": diff, "heldout_r2": min(r2)}
+    return {"param_max_diff": diff, "synced_steps": float(synced), "heldout_r2": min(r2)}

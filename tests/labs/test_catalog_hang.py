@@ -1,0 +1,89 @@
+"""Hang labs graded on step fingerprints: what the grader makes of them, and a valid fix other than the reference.
+
+`hang-ddp-uneven-inputs` and `hang-rank0-checkpoint-no-barrier` judge whether the ranks trained in
+step from the weights each rank holds after every optimizer step. That must not pin candidates to the
+reference's mechanism: here the uneven-inputs lab is fixed with a DistributedSampler (the reference
+uses Join) and the checkpoint lab with a broadcast from rank 0 (the reference uses a barrier), graded
+as a submission through gradefix with real Docker. The metrics themselves are checked on hand-made
+records, without Docker. The cover-ups (rank 0 training alone, ranks training apart) are in each
+lab's bad_fixes/, which validatelab proves score 0 %.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from django.conf import settings
+from django.core.management import call_command
+
+from labs.grader_api import GradeContext
+from labs.models import LabVersion
+from labs.render import choose_params, render_files
+
+FIXTURES = Path(__file__).parent / "fixtures" / "catalog_hang"
+
+
+def newest(slug: str) -> LabVersion:
+    return LabVersion.objects.filter(lab__slug=slug).order_by("-number").first()
+
+
+def grader_of(slug: str):
+    spec = importlib.util.spec_from_file_location(f"grader_{slug}", Path(settings.LAB_CATALOG_DIR) / slug / "grader.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def graded(tmp_path: Path, steps: list[torch.Tensor]) -> dict:
+    """The ddp lab's metrics for two ranks that saved the same model and these step fingerprints."""
+    grader = grader_of("hang-ddp-uneven-inputs")
+    torch.manual_seed(0)
+    model = grader.Net().state_dict()
+    for rank, rows in enumerate(steps):
+        torch.save(model, tmp_path / f"model-rank{rank}.pt")
+        torch.save({"fingerprints": rows}, tmp_path / f"steps-rank{rank}.pt")
+    return grader.evaluate(GradeContext(artifacts=tmp_path, params={}, seed=5, ranks=2))
+
+
+def test_equal_files_from_a_rank_that_never_stepped_share_no_step(tmp_path):
+    long_rank = torch.randn(114, 20, dtype=torch.float64)
+    metrics = graded(tmp_path, [long_rank, torch.zeros(0, 0, dtype=torch.float64)])
+    assert metrics["param_max_diff"] == 0.0
+    assert metrics["synced_steps"] == 0
+
+
+def test_steps_taken_together_count_once(tmp_path):
+    long_rank = torch.randn(114, 20, dtype=torch.float64)
+    short_rank = torch.cat([long_rank[:24], long_rank[38:62], long_rank[76:100]])  # Join: each epoch's first steps
+    metrics = graded(tmp_path, [long_rank, short_rank])
+    assert metrics["synced_steps"] == 72
+    assert metrics["distinct_steps"] == 114
+
+
+def test_a_forged_oversized_record_is_the_candidates_failure(tmp_path):
+    grader = grader_of("hang-ddp-uneven-inputs")
+    with pytest.raises(grader.CandidateOutputError, match="steps-rank1.pt"):
+        graded(tmp_path, [torch.randn(10, 20, dtype=torch.float64), torch.zeros(6000, 20, dtype=torch.float64)])
+
+
+@pytest.mark.django_db
+@pytest.mark.docker
+@pytest.mark.parametrize("slug", ["hang-ddp-uneven-inputs", "hang-rank0-checkpoint-no-barrier"])
+def test_an_alternative_fix_passes(tmp_path, slug):
+    spec = newest(slug).spec
+    seed = 1
+    # Stored as templates (.tmpl: they hold {{ param }} placeholders, so they are not Python yet).
+    overlay = {p.name.removesuffix(".tmpl"): p.read_text(encoding="utf-8") for p in (FIXTURES / slug).glob("*.tmpl")}
+    assert overlay and all(overlay[name] != spec["solution"].get(name) for name in overlay)
+    for name, text in render_files(overlay, choose_params(slug, spec["params"], seed)).items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    out = io.StringIO()
+    call_command("gradefix", slug, "--seed", str(seed), "--files", str(tmp_path), "--backend", "docker", stdout=out)
+    report = json.loads(out.getvalue().strip().splitlines()[-1])
+    failed = {check["name"]: check["measured"] for check in report["checks"] if not check["passed"]}
+    assert report["passed"] is True and report["fix_percent"] == 100, failed
