@@ -7,7 +7,9 @@ A rubric point's synonyms (and its labels) may use the lab's ``{{ param }}`` pla
 ``["{{ accum_steps }} times", "{{ accum_steps }} 倍"]``. They are filled in with the values of the
 attempt's own variant before matching, so such a point is earned only by evidence from the
 candidate's own runs: a diagnosis that quotes another variant's accumulation factor, mask value or
-hooked layer leaves it missing and scores lower than one that quotes its own.
+hooked layer leaves it missing and scores lower than one that quotes its own. Hedging does not help
+either: where a parameter has few possible values, a sentence that states another of them ("4 or 8
+times") contradicts the point, as a misconception does, so listing every value earns nothing.
 """
 
 from __future__ import annotations
@@ -34,8 +36,50 @@ def variant_keys(diagnosis_spec: dict) -> list[str]:
     ]
 
 
-def variant_rubric(diagnosis_spec: dict, values: dict | None) -> list[dict]:
-    """The rubric with every placeholder filled in from ``values`` (the attempt's parameters).
+# A parameter with at most this many possible values can be hedged over in one sentence ("4 or 8
+# times"), so its other values are checked for; a float range has too many to list in prose.
+HEDGEABLE_VALUES = 50
+
+
+def possible_values(param: dict) -> list:
+    """Every value a declared parameter (``LabSpec.as_json()["params"]`` entry) can take, when few."""
+    if param["kind"] == "choice":
+        return list(param["choices"])
+    if param["kind"] == "int" and param["high"] - param["low"] < HEDGEABLE_VALUES:
+        return list(range(int(param["low"]), int(param["high"]) + 1))
+    return []
+
+
+def other_variant_claims(point: dict, values: dict, params: list[dict]) -> list[dict]:
+    """The point's synonyms filled in with every other value its parameters could have had, as one
+    misconception: a sentence stating one of them contradicts the point (a denial such as "4, not 8"
+    does not)."""
+    own = {render_text(s, values) for group in point["concepts"] for s in group}
+    used = {m.group(1) for group in point["concepts"] for s in group for m in PLACEHOLDER_RE.finditer(s)}
+    others: set[str] = set()
+    for param in params:
+        if param["name"] not in used:
+            continue
+        for value in possible_values(param):
+            alt = {**values, param["name"]: value}
+            others.update(render_text(s, alt) for group in point["concepts"] for s in group if PLACEHOLDER_RE.search(s))
+    others -= own
+    if not others:
+        return []
+    return [
+        {
+            "pattern": [sorted(others)],
+            "en": "This names a value that another variant of the lab has, not one your own runs showed: "
+            "evidence counts only when it quotes what you observed.",
+            "zh": "这里写的是实验其他变体的取值，而不是你自己的运行中出现的值：证据只有引用你观察到的内容才算数。",
+            "penalty": 1.0,
+        }
+    ]
+
+
+def variant_rubric(diagnosis_spec: dict, values: dict | None, params: list[dict] | None = None) -> list[dict]:
+    """The rubric with every placeholder filled in from ``values`` (the attempt's parameters); with the
+    lab's ``params``, each variant point also carries ``other_variant_claims`` as its misconceptions.
 
     Raises ``ValueError`` when a placeholder has no value: matching the literal ``{{ name }}`` would
     silently make the point unreachable (or reachable by typing the placeholder)."""
@@ -47,17 +91,23 @@ def variant_rubric(diagnosis_spec: dict, values: dict | None) -> list[dict]:
         if left:
             raise ValueError(f"diagnosis rubric point {point['key']!r} needs the variant's {left[0]!r}")
         labels = {lang: render_text(point[lang], values) for lang in ("en", "zh")}
-        rubric.append({**point, **labels, "concepts": concepts})
+        misconceptions = other_variant_claims(point, values, params or [])
+        rubric.append({**point, **labels, "concepts": concepts, "misconceptions": misconceptions})
     return rubric
 
 
-def grade_diagnosis(diagnosis_spec: dict, choice: str, text: str, values: dict | None = None) -> tuple[int, dict]:
+def grade_diagnosis(
+    diagnosis_spec: dict, choice: str, text: str, values: dict | None = None, params: list[dict] | None = None
+) -> tuple[int, dict]:
     """(score 0–100, detail) for a chosen root cause and the evidence text.
 
     ``values``: the attempt's variant parameters (``labs.render.choose_params``); needed when the
-    rubric has points that check the variant's own facts."""
-    rubric = variant_rubric(diagnosis_spec, values)
-    points, percent = answer_coverage(text, [(p["key"], p["weight"], p["concepts"]) for p in rubric])
+    rubric has points that check the variant's own facts. ``params``: the lab's declared parameters,
+    so that quoting another variant's value contradicts such a point."""
+    rubric = variant_rubric(diagnosis_spec, values, params)
+    points, percent = answer_coverage(
+        text, [(p["key"], p["weight"], p["concepts"], p["misconceptions"]) for p in rubric]
+    )
     correct = choice == diagnosis_spec["correct"]
     score = (ROOT_CAUSE_POINTS if correct else 0) + round(EVIDENCE_POINTS * percent / 100)
     labels = {p["key"]: {"en": p["en"], "zh": p["zh"]} for p in rubric}
@@ -212,7 +262,8 @@ def score_calibration(spec: dict, entries: list[CalibrationEntry]) -> list[dict]
         quoted = (
             values if entry.evidence_seed is None else choose_params(spec["slug"], spec["params"], entry.evidence_seed)
         )
-        score, _ = grade_diagnosis(spec["diagnosis"], entry.choice, render_text(entry.text, quoted).strip(), values)
+        text = render_text(entry.text, quoted).strip()
+        score, _ = grade_diagnosis(spec["diagnosis"], entry.choice, text, values, spec["params"])
         rows.append({"lab": spec["slug"], "kind": entry.kind, "lang": entry.lang, "seed": entry.seed, "score": score,
                      "band": entry.band(), "evidence_seed": entry.evidence_seed})  # fmt: skip
     for row in rows:

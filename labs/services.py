@@ -223,7 +223,7 @@ def submit_diagnosis(attempt: Attempt, choice: str, text: str) -> Attempt:
     version = attempt.version.spec
     # Variant points check the evidence against this attempt's own seeded values.
     values = choose_params(version["slug"], version["params"], attempt.seed)
-    score, detail = grade_diagnosis(spec, choice, text, values)
+    score, detail = grade_diagnosis(spec, choice, text, values, version["params"])
     Attempt.objects.filter(pk=attempt.pk).update(
         diagnosis_choice=choice, diagnosis_text=text, diagnosis_score=score, diagnosis_detail=detail,
         diagnosed_at=timezone.now(),

@@ -20,10 +20,12 @@ from labs.diagnosis import (
     CalibrationError,
     grade_diagnosis,
     load_calibration,
+    possible_values,
     score_calibration,
+    variant_keys,
 )
-from labs.render import choose_params
-from labs.spec import LabSpecError, load_lab
+from labs.render import choose_params, render_text
+from labs.spec import PLACEHOLDER_RE, LabSpecError, load_lab
 
 ROOT = Path(__file__).resolve().parents[2]
 CATALOG = Path(settings.LAB_CATALOG_DIR)
@@ -77,6 +79,55 @@ def test_own_variant_evidence_scores_higher_than_another_variants():
     assert own_point["fraction"] == 1 and missed["fraction"] == 0
     # The label names this variant's value once it is scored, so the feedback says what was expected.
     assert str(own["accum_steps"]) in own_point["label"]["en"]
+
+
+def hedgeable(slug: str) -> tuple[list[dict], list[dict]]:
+    """The lab's variant rubric points, and the parameters with few values they quote."""
+    spec = spec_of(slug)
+    points = [p for p in spec["diagnosis"]["rubric"] if p["key"] in variant_keys(spec["diagnosis"])]
+    quoted = {m.group(1) for p in points for g in p["concepts"] for s in g for m in PLACEHOLDER_RE.finditer(s)}
+    return points, [p for p in spec["params"] if p["name"] in quoted and possible_values(p)]
+
+
+HEDGEABLE = [slug for slug in SLUGS if hedgeable(slug)[1]]
+
+
+def test_the_labs_with_few_valued_variant_facts_are_all_checked():
+    assert len(HEDGEABLE) == 5 and ACCUM in HEDGEABLE  # nan-lr-unnormalised quotes a float, not listable
+
+
+@pytest.mark.parametrize("slug", HEDGEABLE)
+def test_hedging_over_every_possible_value_earns_no_variant_point(slug):
+    """Naming every value the variant could have had ("4 or 8 times") must not buy the own-run point:
+    a sentence that states another variant's value contradicts it, as a misconception does."""
+    spec = spec_of(slug)
+    points, params = hedgeable(slug)
+    own = choose_params(slug, spec["params"], 1)
+    sentences = []
+    for point in points:
+        for synonym in point["concepts"][0]:
+            for param in params:
+                rendered = {render_text(synonym, {**own, param["name"]: v}) for v in possible_values(param)}
+                if len(rendered) > 1:
+                    sentences.append("In this run the value was " + " or ".join(sorted(rendered)) + ".")
+    hedged, detail = grade_diagnosis(spec["diagnosis"], spec["diagnosis"]["correct"], " ".join(sentences), own,
+                                     spec["params"])  # fmt: skip
+    for point in detail["points"]:
+        if point["key"] in detail["variant_points"]:
+            assert point["fraction"] == 0 and point["contradicted"], (slug, point)
+
+
+def test_a_denied_other_value_keeps_the_own_value_credited():
+    spec = spec_of(ACCUM)
+    own = choose_params(ACCUM, spec["params"], 1)
+    other = 12 - own["accum_steps"]  # the lab's two choices are 4 and 8
+    text = (
+        f"The gradients are accumulated {own['accum_steps']} times, not {other}, and ACCUM_STEPS = "
+        f"{own['accum_steps']} losses are summed without dividing, so each update is too large."
+    )
+    _, detail = grade_diagnosis(spec["diagnosis"], "unscaled-accumulation", text, own, spec["params"])
+    [point] = [p for p in detail["points"] if p["key"] == "own-run"]
+    assert point["fraction"] == 1 and not point["contradicted"]
 
 
 def test_a_rubric_with_variant_points_refuses_to_score_without_the_variant():

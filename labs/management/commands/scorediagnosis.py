@@ -61,7 +61,7 @@ class Command(BaseCommand):
         if not text.strip():
             raise CommandError("no diagnosis on stdin", returncode=2)
         values = choose_params(spec["slug"], spec["params"], seed)
-        score, detail = grade_diagnosis(diagnosis, cause, text, values)
+        score, detail = grade_diagnosis(diagnosis, cause, text, values, spec["params"])
         report = {
             "lab": slug, "seed": seed, "cause": cause, "score": score,
             "root_cause_correct": detail["root_cause_correct"], "evidence_percent": detail["evidence_percent"],
