@@ -71,6 +71,16 @@ def django_db_setup(django_db_setup, django_db_blocker):
 
 
 @pytest.fixture(autouse=True)
+def _english():
+    """Messages are asserted in English, whatever language an earlier request left active: the locale
+    middleware activates a request's language in the test's own thread and nothing deactivates it."""
+    from django.utils import translation
+
+    with translation.override("en"):
+        yield
+
+
+@pytest.fixture(autouse=True)
 def _fresh_cache():
     """Cached values (topic counts) must not leak between tests that roll back."""
     from django.core.cache import cache

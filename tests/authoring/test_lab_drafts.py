@@ -4,7 +4,6 @@ with errors placed at their file and line."""
 from __future__ import annotations
 
 import pytest
-from django.utils import translation
 
 from authoring import lab_drafts
 from authoring.lab_drafts import DraftRefused, StaleDraft
@@ -13,13 +12,6 @@ from labs.models import Lab
 from tests.conftest import make_user
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def _english():
-    """Messages are asserted in English, whatever language an earlier request left active."""
-    with translation.override("en"):
-        yield
 
 
 def test_a_draft_from_scratch_passes_the_parser(author):

@@ -8,20 +8,13 @@ import zipfile
 from unittest import mock
 
 import pytest
-from django.utils import timezone, translation
+from django.utils import timezone
 
 from authoring import lab_drafts, lab_publishing
 from authoring.models import AuthoringEvent, LabDraft, ValidationJob
 from labs.models import Attempt, Lab, LabVersion
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def _english():
-    """Messages are asserted in English, whatever language an earlier request left active."""
-    with translation.override("en"):
-        yield
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ from pathlib import Path
 from unittest import mock
 
 import pytest
-from django.utils import translation
 
 from authoring import lab_drafts, lab_publishing
 from authoring.lab_drafts import DraftRefused
@@ -20,13 +19,6 @@ from labs.services import start_attempt
 from labs.spec import load_lab
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def _english():
-    """Messages are asserted in English, whatever language an earlier request left active."""
-    with translation.override("en"):
-        yield
 
 
 @pytest.fixture

@@ -8,20 +8,12 @@ import stat
 import zipfile
 
 import pytest
-from django.utils import translation
 
 from authoring import lab_zip
 from authoring.models import AuthoringEvent, LabDraft
 from labs.models import Lab
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def _english():
-    """Messages are asserted in English, whatever language an earlier request left active."""
-    with translation.override("en"):
-        yield
 
 
 GOOD = {"lab.yaml": "slug: x\n", "program/main.py": "print(1)\n"}

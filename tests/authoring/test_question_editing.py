@@ -6,7 +6,6 @@ import re
 from pathlib import Path
 
 import pytest
-from django.utils import translation
 
 from authoring import question_editing as editing
 from authoring.models import AuthoringEvent, QuestionVersion
@@ -23,13 +22,6 @@ BANK_FILE = BANK_DIR / "numerics" / f"{SLUG}.md"
 # misconception's default "penalty: 1.0" written out, or a reference's fields in another order.
 EXPLICIT_DEFAULT_PENALTY = re.compile(r"\n +penalty: 1(?:\.0*)?\n")
 BYTE_IDENTICAL = ["nan-loss-checklist", "pipeline-parallel-bubbles", "allreduce-algorithms"]
-
-
-@pytest.fixture(autouse=True)
-def _english():
-    """Messages are asserted in English, whatever language an earlier request left active."""
-    with translation.override("en"):
-        yield
 
 
 def bank_fields(slug: str = SLUG) -> dict:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.utils import translation
 
 from authoring import question_editing as editing
 from authoring.models import AuthoringEvent, QuestionVersion
@@ -19,12 +18,6 @@ BANK_FILE = BANK_DIR / "numerics" / f"{SLUG}.md"
 GOOD = "The learning rate is too high: I would lower it by 10x and add warm-up, then check the inputs for NaN."
 VAGUE = "I would restart the job and hope it goes away."
 TITLE = {"title.en": "NaN loss: what first?"}
-
-
-@pytest.fixture(autouse=True)
-def _english():
-    with translation.override("en"):
-        yield
 
 
 def form(samples: list[str], **changes: str) -> dict:

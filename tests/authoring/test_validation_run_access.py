@@ -8,7 +8,6 @@ import re
 from unittest import mock
 
 import pytest
-from django.utils import translation
 
 from authoring import lab_drafts, lab_publishing
 from core.roles import Role
@@ -18,12 +17,6 @@ from tests.conftest import make_user
 from tests.labs.helpers import publish
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def _english():
-    with translation.override("en"):
-        yield
 
 
 @pytest.fixture
