@@ -27,13 +27,14 @@ ROOT_CAUSE_POINTS = 50
 EVIDENCE_POINTS = 50
 
 
+def quoted_params(point: dict) -> set[str]:
+    """The parameters a rubric point's synonyms name with ``{{ param }}``."""
+    return {m.group(1) for group in point["concepts"] for s in group for m in PLACEHOLDER_RE.finditer(s)}
+
+
 def variant_keys(diagnosis_spec: dict) -> list[str]:
     """Keys of the rubric points whose synonyms depend on the attempt's variant."""
-    return [
-        point["key"]
-        for point in diagnosis_spec["rubric"]
-        if any(PLACEHOLDER_RE.search(s) for group in point["concepts"] for s in group)
-    ]
+    return [point["key"] for point in diagnosis_spec["rubric"] if quoted_params(point)]
 
 
 # A parameter with at most this many possible values can be hedged over in one sentence ("4 or 8
@@ -55,7 +56,7 @@ def other_variant_claims(point: dict, values: dict, params: list[dict]) -> list[
     misconception: a sentence stating one of them contradicts the point (a denial such as "4, not 8"
     does not)."""
     own = {render_text(s, values) for group in point["concepts"] for s in group}
-    used = {m.group(1) for group in point["concepts"] for s in group for m in PLACEHOLDER_RE.finditer(s)}
+    used = quoted_params(point)
     others: set[str] = set()
     for param in params:
         if param["name"] not in used:
@@ -173,13 +174,7 @@ def load_calibration(path: Path, spec: dict) -> list[CalibrationEntry]:
     diagnosis = spec["diagnosis"]
     options = [o["key"] for o in diagnosis["options"]]
     params = {p["name"] for p in spec["params"]}
-    variant_params = {
-        m.group(1)
-        for point in diagnosis["rubric"]
-        for group in point["concepts"]
-        for s in group
-        for m in PLACEHOLDER_RE.finditer(s)
-    }
+    variant_params = set().union(*(quoted_params(point) for point in diagnosis["rubric"]))
     entries = []
     for index, item in enumerate(raw["diagnoses"]):
         where = f"diagnoses[{index}]"

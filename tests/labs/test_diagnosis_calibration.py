@@ -21,11 +21,12 @@ from labs.diagnosis import (
     grade_diagnosis,
     load_calibration,
     possible_values,
+    quoted_params,
     score_calibration,
     variant_keys,
 )
 from labs.render import choose_params, render_text
-from labs.spec import PLACEHOLDER_RE, LabSpecError, load_lab
+from labs.spec import LabSpecError, load_lab
 
 ROOT = Path(__file__).resolve().parents[2]
 CATALOG = Path(settings.LAB_CATALOG_DIR)
@@ -85,7 +86,7 @@ def hedgeable(slug: str) -> tuple[list[dict], list[dict]]:
     """The lab's variant rubric points, and the parameters with few values they quote."""
     spec = spec_of(slug)
     points = [p for p in spec["diagnosis"]["rubric"] if p["key"] in variant_keys(spec["diagnosis"])]
-    quoted = {m.group(1) for p in points for g in p["concepts"] for s in g for m in PLACEHOLDER_RE.finditer(s)}
+    quoted = set().union(*(quoted_params(p) for p in points))
     return points, [p for p in spec["params"] if p["name"] in quoted and possible_values(p)]
 
 
