@@ -21,11 +21,12 @@ from authoring.audit import record
 from authoring.lab_drafts import DraftRefused, files_of_version, parse_files, version_of
 from authoring.lab_zip import write_zip
 from authoring.models import AuthoringEvent, LabDraft, LabVersionSource, ValidationJob
+from core.contentlang import content_language
 from labs.checks import localized
 from labs.loader import publish_version
 from labs.models import Attempt, Lab, LabRun, LabVersion
 from labs.render import choose_params
-from labs.services import program_for, start_preview_attempt
+from labs.services import MAX_SEED, program_for, start_preview_attempt
 from labs.validation import ValidationCancelled, ValidationRow, validate_version, variants
 from questions.rendering import render_markdown
 from sandbox.models import Run
@@ -35,9 +36,6 @@ logger = logging.getLogger(__name__)
 LAB = AuthoringEvent.Subject.LAB
 MIN_PUBLISH_SEEDS = 3
 MAX_SEEDS = 20
-# Candidates' seeds are drawn below 2**31 (labs.services.new_seed), so every variant a candidate can get can
-# be previewed and validated, and no seed overflows the seed columns of attempts and runs.
-MAX_SEED = 2**31 - 1
 AUTHORING_QUEUE = "authoring"
 
 
@@ -49,7 +47,7 @@ def preview(draft: LabDraft, seed: int, language: str) -> dict:
     root-cause options. Raises DraftInvalid when the draft does not parse."""
     spec = parse_files(draft.slug, draft.files).as_json()
     version = LabVersion(spec=spec)  # unsaved: the renderer reads only the spec
-    pick = "zh" if (language or "").startswith("zh") else "en"
+    pick = content_language(language)
     return {
         "seed": seed,
         "title": spec["title"][pick],

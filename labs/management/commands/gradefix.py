@@ -20,14 +20,13 @@ from django.test.utils import override_settings
 
 from labs.loader import latest_version
 from labs.models import Lab, LabRun, LabVersion
-from labs.services import LabRefused, clean_files, graded_run_options, hidden_files, program_for
+from labs.services import MAX_SEED, LabRefused, clean_files, graded_run_options, hidden_files, program_for
 from labs.spec import services_env
 from labs.validation import learn_from_baseline, rescore
 from sandbox.models import Run
 from sandbox.runner import execute_run
 from sandbox.services import RunRejected, create_run
 
-MAX_SEED = 2**31 - 1  # attempts draw their seeds below 2**31
 SKIPPED_FOLDERS = ("__pycache__",)
 CHECK_FIELDS = ("name", "type", "passed", "counts", "gate", "measured", "threshold", "source", "detail")
 
