@@ -2,8 +2,10 @@
 
 A concept is a list of synonyms. English synonyms match as stemmed word
 sequences, so "learning rates" in an answer matches the synonym "learning
-rate"; synonyms with code characters (``clip_grad_norm_``, ``torch.isfinite``) and Chinese synonyms match
-as substrings of the normalised text. Deterministic, so a candidate can see
+rate"; synonyms with code characters (``clip_grad_norm_``, ``torch.isfinite``) match as substrings of the
+normalised text. Chinese synonyms match whole words of the segmented text (``questions.segmenter``): a
+match must start and end on word boundaries, so "数据" is not found in "元数据" nor "对数" in "对数据",
+while "读取自己的分片" still matches across its four words. Deterministic, so a candidate can see
 exactly why a point counted.
 
 A concept earns full credit only inside a sentence that says something: English with enough verbs and
@@ -32,6 +34,7 @@ from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from itertools import product
 
+from questions.segmenter import boundaries
 from questions.textsearch import CJK, CJK_RUN_RE, normalize
 from questions.textsearch import stem as search_stem
 
@@ -244,6 +247,7 @@ class PointCoverage:
     listed: list[str] = field(default_factory=list)  # named only in a bare list of terms: LIST_CREDIT each
     evidence: list[str] = field(default_factory=list)  # the sentence that earned each found concept
     contradicted: list[dict] = field(default_factory=list)  # {sentence, en, zh}: a misconception it states
+    denied: list[str] = field(default_factory=list)  # a synonym of a concept not found that a claim named, denied
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -258,13 +262,14 @@ class AnswerText:
         self.stems = " " + " ".join(stem(w) for w in WORD_RE.findall(self.folded)) + " "
         self._word_cache: tuple[list[re.Match], list[str]] | None = None
         self._negation_cache: list[tuple[int, int]] | None = None
+        self._cuts: frozenset[int] | None = None  # word boundaries, segmented once a Chinese term is looked for
         self._breaks: list[tuple[int, int]] = []
         self.index = 0  # where it stands among the answer's sentences
 
     def contains(self, synonym: str) -> bool:
         kind, key = _term(synonym)
         if kind == "cjk":
-            return key in self.squashed
+            return key in self.squashed and bool(self.spans(synonym))
         if kind == "plain":
             return f" {' '.join(key)} " in self.stems
         return bool(key) and key in self.folded
@@ -273,7 +278,15 @@ class AnswerText:
         """(start, end) in the folded text of every match of the synonym, matched as ``contains`` does."""
         kind, key = _term(synonym)
         if kind == "cjk":
-            return [m.span() for m in _spaced_pattern(key).finditer(self.folded)]
+            if key not in self.squashed:
+                return []
+            # Whole words only: "数据" is not said in "元数据", nor "对数" in "对数据".
+            if self._cuts is None:
+                self._cuts = boundaries(self.folded)
+            cuts = self._cuts
+            return [
+                m.span() for m in _spaced_pattern(key).finditer(self.folded) if m.start() in cuts and m.end() in cuts
+            ]
         if kind == "plain":
             words, stems = self._words()
             n = len(key)
@@ -313,7 +326,7 @@ class AnswerText:
                 s >= end and close_before(self.folded[end:s]) and POST_DENIAL_RE.match(self.folded, s)
                 for s, _e in active
             )
-            if not before and not after:
+            if not before and not after and not denied_past_aside(self.folded, end):
                 return True
         return False
 
@@ -401,6 +414,22 @@ POST_DENIAL_RE = re.compile(
     r"responsible|relevant|needed|necessary|required|explanation)\b|"
     r"(?:不是|并不是|并非)(?:真正的|主要)?(?:原因|根因|问题所在|问题|瓶颈|罪魁祸首|元凶|关键|主因|解决办法|必需|必要)"
 )
+
+
+# An aside between a term and its denial: "the lr, which we lowered, is not the cause", "学习率，我们已经调低了，
+# 不是原因". One comma-closed clause of a few words, then the denial of the term itself.
+ASIDE_RE = re.compile(r"\s*[,、]\s*[^,、.;:!?。；：！？\n]{1,40}?,\s*")
+ASIDE_WORDS = 8
+
+
+def denied_past_aside(folded: str, end: int) -> bool:
+    """Is the term ending at ``end`` the subject of "is not the cause" / "不是原因" after a one-clause aside?
+    The aside must be short (eight words, or as many Chinese characters as fit in 40), so a list of terms
+    ("the lr, the data, the eps, is not it") is not read as one."""
+    aside = ASIDE_RE.match(folded, end)
+    if aside is None or len(WORD_RE.findall(aside.group())) > ASIDE_WORDS:
+        return False
+    return bool(POST_DENIAL_RE.match(folded, aside.end()))
 
 
 NEGATION_WORDS = frozenset(
@@ -576,9 +605,13 @@ class Answer:
             None,
         )
 
-    def listed(self, synonym: str) -> bool:
-        """Is the synonym named in a bare list? A denied mention in a claim is not a listing."""
-        return any(part.contains(synonym) for part in self.lists)
+    def listed(self, synonym: str, point_terms: list[str]) -> bool:
+        """Is the synonym named, and not denied, in a bare list? A denied mention is not a listing either
+        way: "学习率，我们已经调低了，不是原因" is too short a clause for a claim, and says the opposite."""
+        return any(part.contains(synonym) and part.affirms(synonym, point_terms) for part in self.lists)
+
+    def mentions(self, synonym: str) -> bool:
+        return any(part.contains(synonym) for part in [*self.claims, *self.lists])
 
 
 # An enumeration: at least this many bare terms between commas, and at most one item in five that is more.
@@ -626,7 +659,7 @@ def touched_points(items: list[str], rubric_terms: list[list[str]]) -> int:
 def point_coverage(
     answer: Answer, key: str, weight: int, concepts: list[list[str]], misconceptions: list[dict] | None = None
 ) -> PointCoverage:
-    found, listed, missing, evidence = [], [], [], []
+    found, listed, missing, evidence, denied = [], [], [], [], []
     point_terms = [s for synonyms in concepts for s in synonyms]
     for synonyms in concepts:
         hit = next(
@@ -637,11 +670,16 @@ def point_coverage(
             if hit[1][:300] not in evidence:
                 evidence.append(hit[1][:300])
             continue
-        bare = next((s for s in synonyms if answer.listed(s)), None)
+        bare = next((s for s in synonyms if answer.listed(s, point_terms)), None)
         if bare is not None:
             listed.append(bare)
-        else:
-            missing.append(synonyms[0])
+            continue
+        missing.append(synonyms[0])
+        # Named, yet neither found nor listed: every mention was denied ("the lr is not the cause"). The
+        # feedback says so, or the candidate sees "missed" for a term they wrote.
+        said = next((s for s in synonyms if answer.mentions(s)), None)
+        if said is not None:
+            denied.append(said)
     credit = len(found) + LIST_CREDIT * len(listed)
     fraction = credit / len(concepts) if concepts else 0.0
     contradicted = []
@@ -652,7 +690,7 @@ def point_coverage(
             fraction = max(0.0, fraction - float(wrong.get("penalty", 1.0)))
     return PointCoverage(
         key=key, weight=weight, found=found, missing=missing, fraction=round(fraction, 3), listed=listed,
-        evidence=evidence, contradicted=contradicted,
+        evidence=evidence, contradicted=contradicted, denied=denied,
     )  # fmt: skip
 
 
@@ -681,5 +719,5 @@ def point_report(point: dict, label: str) -> dict:
         "key": point["key"], "label": label, "state": state, "fraction": point["fraction"],
         "weight": point["weight"], "found": point["found"], "listed": point.get("listed", []),
         "missing": point["missing"], "evidence": point.get("evidence", []),
-        "misconception": contradicted[0] if contradicted else None,
+        "misconception": contradicted[0] if contradicted else None, "denied": point.get("denied", []),
     }  # fmt: skip

@@ -29,7 +29,8 @@ def test_scoreanswer_prints_each_point_with_its_evidence():
     assert report["question"] == "nan-loss-checklist" and 0 < report["score"] < 100
     points = {p["key"]: p for p in report["points"]}
     assert set(points["learning-rate"]) == {
-        "key", "label", "state", "fraction", "weight", "found", "listed", "missing", "evidence", "misconception"
+        "key", "label", "state", "fraction", "weight", "found", "listed", "missing", "evidence", "misconception",
+        "denied",
     }  # fmt: skip
     assert points["learning-rate"]["state"] in ("found", "partly found")
     assert points["learning-rate"]["evidence"][0].startswith("The learning rate is too high")
