@@ -75,6 +75,9 @@ class CheckResult:
     source: str = ""
     gate: bool = False
     counts: str = ""  # "distinguishing" | "precondition" | "display"; set by labs.scoring
+    # How far the measurement sits on the passing side of its threshold, as a fraction of the threshold;
+    # negative when it fails, None when nothing was measured or the threshold is exact (see margin()).
+    margin: float | None = None
 
     def as_dict(self) -> dict:
         data = asdict(self)
@@ -90,6 +93,18 @@ class CheckResult:
 
 def _number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def margin(value: float, op: str, target: float) -> float | None:
+    """Signed distance of ``value`` from ``target`` on the side ``op`` accepts, as a fraction of ``target``.
+
+    Validation prints these for the reference and the faulty program, so a threshold set too close to
+    either shows before a loaded machine flips it. An exact threshold (``==``) or a threshold of 0 has no
+    relative distance: None, as for a value that was not measured or is not finite."""
+    if not math.isfinite(value) or op == "==" or target == 0:
+        return None
+    distance = value - target if op in (">=", ">") else target - value
+    return round(distance / abs(target), 4)
 
 
 def _fmt(value: float) -> str:
@@ -142,7 +157,8 @@ class FinishedInTime(CheckType):
         else:
             measured = text(gettext_noop("%(seconds)s s"), seconds=_fmt(duration))
         threshold = text(gettext_noop("≤ %(seconds)s s"), seconds=_fmt(limit))
-        return CheckResult(name, type_name, passed, measured, threshold)
+        slack = None if result.timed_out or result.cancelled else margin(duration, "<=", limit)
+        return CheckResult(name, type_name, passed, measured, threshold, margin=slack)
 
 
 class RanksExitZero(CheckType):
@@ -172,7 +188,7 @@ class Metric(CheckType):
             return CheckResult(name, type_name, False, text(NOT_MEASURED), threshold, reason)
         value = float(outcome.metrics[metric])
         passed = math.isfinite(value) and OPS[op](value, target)
-        return CheckResult(name, type_name, passed, _fmt(value), threshold)
+        return CheckResult(name, type_name, passed, _fmt(value), threshold, margin=margin(value, op, target))
 
 
 class MemorySlope(CheckType):
@@ -212,7 +228,9 @@ class MemorySlope(CheckType):
             slope=_fmt(slope), peak=_fmt(peak), count=len(points),
         )  # fmt: skip
         measured = text(gettext_noop("%(rate)s MiB/s"), rate=_fmt(rate))
-        return CheckResult(name, type_name, rate <= limit, measured, threshold, detail)
+        return CheckResult(
+            name, type_name, rate <= limit, measured, threshold, detail, margin=margin(rate, "<=", limit)
+        )
 
 
 def peak_rate(points: list[tuple[float, float]]) -> float:
@@ -254,7 +272,10 @@ class Speedup(CheckType):
             gettext_noop("faulty baseline %(baseline)s s, this run %(duration)s s"),
             baseline=_fmt(float(baseline)), duration=_fmt(result.duration),
         )  # fmt: skip
-        return CheckResult(name, type_name, ratio >= ratio_needed, f"{_fmt(ratio)}×", threshold, detail)
+        return CheckResult(
+            name, type_name, ratio >= ratio_needed, f"{_fmt(ratio)}×", threshold, detail,
+            margin=margin(ratio, ">=", ratio_needed),
+        )  # fmt: skip
 
 
 class LossFinite(CheckType):
@@ -288,7 +309,8 @@ class Counter(CheckType):
         threshold = f"{counter} {op} {_fmt(target)}"
         if value is None:
             return CheckResult(name, type_name, False, text(gettext_noop("never counted")), threshold)
-        return CheckResult(name, type_name, OPS[op](value, target), _fmt(value), threshold)
+        passed = OPS[op](value, target)
+        return CheckResult(name, type_name, passed, _fmt(value), threshold, margin=margin(value, op, target))
 
 
 class StoreReads(CheckType):
@@ -315,6 +337,26 @@ class StoreReads(CheckType):
         if value is None:
             reason = text(gettext_noop("the run had no record store"))
             return CheckResult(name, type_name, False, text(NOT_MEASURED), threshold, reason)
+        passed = OPS[op](value, target)
+        return CheckResult(name, type_name, passed, str(value), threshold, margin=margin(value, op, target))
+
+
+class ServiceCount(CheckType):
+    """A count a service in the launcher kept (``services:``), e.g. the checkpoint store's ``saves`` or
+    ``min_rank_loads`` (the fewest loads any one rank made, each rank known by the kernel's peer credentials
+    of its connection). The ranks reach the service only through its socket and cannot write its counts."""
+
+    required = {"service": "string", "count": "string", "op": "op", "value": "number"}
+    source = gettext_noop("counted by a service in the launcher, outside the ranks")
+
+    def evaluate(self, name, type_name, options, outcome):
+        service, count = options["service"], options["count"]
+        op, target = options["op"], float(options["value"])
+        threshold = f"{service} {count} {op} {_fmt(target)}"
+        value = outcome.result.service_counts.get(service, {}).get(count)
+        if value is None:
+            reason = text(gettext_noop("the run had no such service count"))
+            return CheckResult(name, type_name, False, text(NOT_MEASURED), threshold, reason)
         return CheckResult(name, type_name, OPS[op](value, target), str(value), threshold)
 
 
@@ -327,6 +369,7 @@ CHECK_TYPES: dict[str, CheckType] = {
     "loss_finite": LossFinite(),
     "counter": Counter(),
     "store_reads": StoreReads(),
+    "service_count": ServiceCount(),
 }
 DISPLAY_TYPES = frozenset(name for name, kind in CHECK_TYPES.items() if kind.display_only)
 

@@ -193,7 +193,8 @@ def start_run(attempt: Attempt, toggles: list[str] | None = None, fix: bool = Fa
     _check_quota(attempt.user)
     spec = attempt.version.spec
     toggles = toggles or []
-    env = services_env(spec)  # plain runs too: the program's store client needs the store
+    # Plain runs too: the program's store client needs the store. A fix gets the graded settings.
+    env = services_env(spec, choose_params(spec["slug"], spec["params"], attempt.seed), graded=fix)
     for toggle in toggles:
         if toggle not in TOGGLE_ENV or toggle not in spec["tools"]:
             raise LabRefused(f"toggles: {toggle!r} is not a tool of this lab ({', '.join(spec['tools'])})")

@@ -111,10 +111,47 @@ class LabSpec:
         return data
 
 
-def services_env(spec: dict) -> dict[str, str]:
-    """Environment for every run of a lab (stored spec as a dict): the launcher starts the services it names."""
+def services_env(spec: dict, values: dict | None = None, graded: bool = False) -> dict[str, str]:
+    """Environment for every run of a lab (stored spec as a dict): the launcher starts the services it names.
+
+    ``values`` are the variant's parameters (a setting may be a ``{{ param }}`` placeholder); ``graded``
+    applies each service's ``graded:`` settings, which only a graded run gets. The platform sets these when
+    it creates the run: nothing in the program's files can change them."""
     services = spec.get("services")
-    return {ENV_SERVICES: json.dumps(services, sort_keys=True)} if services else {}
+    if not services:
+        return {}
+    return {ENV_SERVICES: json.dumps(render_services(services, values or {}, graded), sort_keys=True)}
+
+
+def render_services(services: dict, values: dict, graded: bool) -> dict:
+    """The launcher's service settings for one variant: placeholders filled, ``graded:`` applied or dropped."""
+    rendered = {}
+    for name, options in services.items():
+        chosen = {key: value for key, value in options.items() if key != "graded"}
+        if graded:
+            chosen.update(options.get("graded") or {})
+        rendered[name] = {key: _service_value(value, values) for key, value in chosen.items()}
+    return rendered
+
+
+def _service_value(value, values: dict):
+    if isinstance(value, str):
+        match = PLACEHOLDER_RE.fullmatch(value.strip())
+        if match and match.group(1) in values:
+            return values[match.group(1)]
+    return value
+
+
+def _param_extremes(params: list[Param]) -> list[dict]:
+    """Two variants that between them hold every parameter's lowest and highest value."""
+
+    def ends(param: Param) -> tuple:
+        if param.kind != "choice":
+            return param.low, param.high
+        numeric = all(isinstance(c, int | float) and not isinstance(c, bool) for c in param.choices)
+        return (min(param.choices), max(param.choices)) if numeric else (param.choices[0], param.choices[-1])
+
+    return [{p.name: ends(p)[0] for p in params}, {p.name: ends(p)[1] for p in params}]
 
 
 def load_lab(folder: Path) -> LabSpec:
@@ -198,7 +235,7 @@ class _Parser:
         grader = self.folder / "grader.py"
         grader_source = grader.read_text(encoding="utf-8") if grader.is_file() else ""
         checks = self.parse_checks(has_grader=bool(grader_source))
-        services = self.parse_services(checks)
+        services = self.parse_services(checks, params)
         spec = LabSpec(
             slug=slug, family=family, difficulty=difficulty,
             title=self.bilingual("title"), briefing=self.bilingual("briefing"),
@@ -336,20 +373,33 @@ class _Parser:
             checks.append(Check(name, kind, options, gate))
         return checks
 
-    def parse_services(self, checks: list[Check]) -> dict:
-        """``services: {record_store: {latency_ms, concurrency, floats}}``, checked by the launcher's own parser."""
+    def parse_services(self, checks: list[Check], params: list[Param]) -> dict:
+        """``services: {record_store: {latency_ms, concurrency, floats}, checkpoint_store: {mb_per_s}}``, checked
+        by the launcher's own parser. A setting may be a ``{{ param }}`` placeholder, and ``graded:`` holds
+        settings that replace others in graded runs; both are checked at the ends of every parameter's range."""
         raw = self.meta.get("services") or {}
         if not isinstance(raw, dict):
             self.fail("services", "must be a mapping of service names to their settings")
+        for name, options in raw.items():
+            if not isinstance(options, dict) or not isinstance(options.get("graded", {}), dict):
+                self.fail(f"services.{name}", "must be a mapping of settings (graded: a mapping too)")
+            for value in [*options.values(), *(options.get("graded") or {}).values()]:
+                match = PLACEHOLDER_RE.fullmatch(value.strip()) if isinstance(value, str) else None
+                if match and match.group(1) not in {p.name for p in params}:
+                    self.fail(f"services.{name}", f"{{{{ {match.group(1)} }}}} is not a parameter of this lab")
         if raw:
-            try:
-                recordstore.parse_config(json.dumps(raw))
-            except recordstore.ServiceConfigError as exc:
-                where, _, problem = str(exc).partition(": ")
-                self.fail(where, problem)
+            for values in _param_extremes(params):
+                for graded in (False, True):
+                    try:
+                        recordstore.parse_config(json.dumps(render_services(raw, values, graded)))
+                    except recordstore.ServiceConfigError as exc:
+                        where, _, problem = str(exc).partition(": ")
+                        self.fail(where, problem)
         for check in checks:
             if check.type == "store_reads" and "record_store" not in raw:
                 self.fail(f"checks ({check.name})", "a store_reads check needs services.record_store in lab.yaml")
+            if check.type == "service_count" and check.options.get("service") not in raw:
+                self.fail(f"checks ({check.name})", f"service {check.options.get('service')!r} is not in services:")
         return raw
 
     def parse_hints(self) -> list[dict]:

@@ -101,6 +101,7 @@ def test_only_loss_finite_and_counter_read_what_the_program_reported():
         "memory_slope": {"max_mib_per_s": 2}, "speedup": {"min_ratio": 2}, "loss_finite": {"min_reports": 400},
         "counter": {"counter": "optimizer_steps", "op": ">=", "value": 400},
         "store_reads": {"count": "records", "op": ">=", "value": 2048},
+        "service_count": {"service": "checkpoint_store", "count": "min_rank_loads", "op": ">=", "value": 1},
     }  # fmt: skip
     assert set(options) == set(CHECK_TYPES)
     for type_, kind in CHECK_TYPES.items():
@@ -122,6 +123,19 @@ def test_store_reads_counts_what_the_store_in_the_launcher_served():
     assert "launcher" in short.source
     # a run without the store (or from before it existed) is not measured, never passed
     missing = check("store_reads", outcome(), count="records", op=">=", value=1)
+    assert not missing.passed and missing.measured == "not measured"
+
+
+def test_service_count_reads_what_a_service_in_the_launcher_counted():
+    counts = {"checkpoint_store": {"saves": 1, "loads": 1, "loads_rank0": 1, "loads_rank1": 0, "min_rank_loads": 0}}
+    result = check("service_count", outcome(service_counts=counts), service="checkpoint_store",
+                   count="min_rank_loads", op=">=", value=1)  # fmt: skip
+    assert not result.passed and result.measured == "0"
+    assert result.threshold == "checkpoint_store min_rank_loads >= 1" and "launcher" in result.source
+    assert check("service_count", outcome(service_counts=counts), service="checkpoint_store", count="saves",
+                 op="==", value=1).passed  # fmt: skip
+    # a run without that service, or a count it does not keep, is not measured and never passes
+    missing = check("service_count", outcome(), service="checkpoint_store", count="saves", op=">=", value=0)
     assert not missing.passed and missing.measured == "not measured"
 
 
@@ -186,3 +200,32 @@ def test_check_texts_are_stored_in_english_and_shown_in_the_readers_language():
     assert shown[5]["measured"] == "未测得" and shown[5]["threshold"] == "heldout_r2 >= 0.8"
     # A result stored before texts were kept is shown as it was stored.
     assert localized({"measured": "old", "threshold": "x"}) == {"measured": "old", "threshold": "x"}
+
+
+@pytest.mark.parametrize(
+    ("type_", "fields", "options", "expected"),
+    [
+        ("metric", {"metrics": {"r2": 0.9}}, {"metric": "r2", "op": ">=", "value": 0.8}, 0.125),
+        ("metric", {"metrics": {"r2": 0.6}}, {"metric": "r2", "op": ">=", "value": 0.8}, -0.25),
+        ("metric", {"metrics": {"err": 0.5}}, {"metric": "err", "op": "<=", "value": 2}, 0.75),
+        ("metric", {"metrics": {"bad": 3}}, {"metric": "bad", "op": "<=", "value": 0}, None),  # no scale at 0
+        ("metric", {"metrics": {"bad": 0}}, {"metric": "bad", "op": "==", "value": 0}, None),  # exact
+        ("metric", {"metrics": {"r2": math.nan}}, {"metric": "r2", "op": ">=", "value": 0.8}, None),
+        ("finished_in_time", {"duration": 15.0}, {"max_seconds": 20}, 0.25),
+        ("finished_in_time", {"timed_out": True}, {"max_seconds": 20}, None),
+        ("speedup", {"duration": 4.0, "baseline": {"duration": 12.0}}, {"min_ratio": 2}, 0.5),
+    ],
+)
+def test_margin_is_the_distance_from_the_threshold_on_the_passing_side(type_, fields, options, expected):
+    result = check(type_, outcome(**fields), **options)
+    assert result.margin == (pytest.approx(expected) if expected is not None else None)
+    assert result.as_dict()["margin"] == result.margin
+    if result.margin is not None:
+        assert (result.margin >= 0) is result.passed or result.margin == 0
+
+
+def test_memory_margin_reads_the_judged_rate_against_the_limit():
+    flat = [(t * 0.5, 500e6) for t in range(40)]
+    leak = [(t * 0.5, 500e6 + t * 0.5 * 20 * 2**20) for t in range(40)]
+    assert check("memory_slope", outcome(memory=flat), max_mib_per_s=2).margin == pytest.approx(1.0)
+    assert check("memory_slope", outcome(memory=leak), max_mib_per_s=2).margin == pytest.approx(-9.0, rel=0.01)

@@ -191,3 +191,42 @@ def test_a_store_reads_check_needs_the_store(store_lab):
         load_lab(store_lab)
     assert caught.value.where == "checks (shard-from-store)"
     assert "needs services.record_store" in caught.value.problem
+
+
+CHECKPOINT_LAB = CATALOG_DIR / "hang-rank0-checkpoint-no-barrier"
+
+
+def test_service_settings_follow_the_variant_and_a_graded_run_gets_the_graded_ones():
+    spec = load_lab(CHECKPOINT_LAB).as_json()
+    values = {"store_mb_per_s": 1.1, "graded_mb_per_s": 0.31}
+    plain = json.loads(services_env(spec, values)["FAULTLINE_SERVICES"])
+    graded = json.loads(services_env(spec, values, graded=True)["FAULTLINE_SERVICES"])
+    assert plain["checkpoint_store"] == {"mb_per_s": 1.1}
+    assert graded["checkpoint_store"] == {"mb_per_s": 0.31}
+    assert graded["sealed_records"] == plain["sealed_records"] == {"files": ["steps-rank{rank}.pt"]}
+
+
+@pytest.fixture
+def checkpoint_lab(tmp_path) -> Path:
+    target = tmp_path / CHECKPOINT_LAB.name
+    shutil.copytree(CHECKPOINT_LAB, target)
+    return target
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "where", "problem"),
+    [
+        ('graded: {mb_per_s: "{{ graded_mb_per_s }}"}', 'graded: {mb_per_s: "{{ nope }}"}',
+         "services.checkpoint_store", "{{ nope }} is not a parameter"),
+        ('graded_mb_per_s: {float: [0.3, 0.33], digits: 3}', 'graded_mb_per_s: {float: [0, 0.33], digits: 3}',
+         "services.checkpoint_store.mb_per_s", "a number"),
+        ('files: ["steps-rank{rank}.pt"]', 'files: ["../steps.pt"]', "services.sealed_records.files", "{rank}"),
+        ("service: checkpoint_store,", "service: record_store,", "checks (every-rank-resumed)", "not in services"),
+    ],
+)  # fmt: skip
+def test_checkpoint_service_errors_name_the_field(checkpoint_lab, old, new, where, problem):
+    edit_yaml(checkpoint_lab, old, new)
+    with pytest.raises(LabSpecError) as caught:
+        load_lab(checkpoint_lab)
+    assert caught.value.where == where
+    assert problem in caught.value.problem

@@ -240,3 +240,74 @@ def test_the_store_in_the_launcher_counts_only_reads_it_served(settings, monkeyp
     took = float(log.split("took ", 1)[1].split()[0])
     assert took >= 50 * 0.010, "a read one after another waits the store's latency, whatever the program patches"
     assert "impostor bound" in log
+
+
+# Patches every clock and speed setting it can reach in its own process, then saves 600 kB to the
+# checkpoint store in the launcher and reads it back.
+CHECKPOINT_CHEAT = r"""
+import os, socket, struct, time
+real_clock = time.perf_counter
+time.sleep = lambda seconds: None
+os.environ["CKPT_STORE_MB_PER_S"] = "100000"
+os.environ["FAULTLINE_SERVICES"] = '{"checkpoint_store": {"mb_per_s": 100000}}'
+REQUEST, ANSWER = struct.Struct("<BHQ"), struct.Struct("<BQ")
+
+def call(op, name, payload=b""):
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn.connect(os.environ["FAULTLINE_CHECKPOINT_STORE"])
+        conn.sendall(REQUEST.pack(op, len(name), len(payload)) + name + payload)
+        head = b""
+        while len(head) < ANSWER.size:
+            head += conn.recv(ANSWER.size - len(head))
+        status, length = ANSWER.unpack(head)
+        body = b""
+        while len(body) < length:
+            body += conn.recv(length - len(body))
+        return status, body
+
+started = real_clock()
+print("saved", call(1, b"step-000060.pt", b"w" * 600_000)[0], flush=True)
+print(f"took {real_clock() - started:.3f}", flush=True)
+status, body = call(3, b"step-000060.pt")
+print("loaded", status, len(body), flush=True)
+"""
+
+
+def test_a_program_cannot_speed_up_a_save_to_the_checkpoint_store(settings, monkeypatch):
+    env = {"FAULTLINE_SERVICES": '{"checkpoint_store": {"mb_per_s": 1.0}}'}
+    run, result = run_captured(settings, CHECKPOINT_CHEAT, monkeypatch, timeout_seconds=60, env=env)
+    assert result is not None, log_of(run)
+    log = log_of(run)
+    assert "saved 0" in log and "loaded 0 600000" in log, log
+    took = float(log.split("took ", 1)[1].split()[0])
+    assert took >= 0.59, "600 kB at 1 MB/s takes 0.6 s in the launcher, whatever the program patches"
+    assert result.service_counts["checkpoint_store"] == {"saves": 1, "loads": 1, "loads_rank0": 1, "min_rank_loads": 1}
+
+
+# Two ranks: rank 1 seals its record and leaves; rank 0 then rewrites rank 1's file in the shared output
+# folder and also tries to seal it in rank 1's name.
+SEAL_CHEAT = r"""
+import os, time
+from faultline_harness import sealedrecords
+rank, out = int(os.environ["RANK"]), os.environ["FAULTLINE_OUTPUT_DIR"]
+if rank == 1:
+    sealedrecords.seal("steps-rank1.pt", b"rank 1's own")
+    open(os.path.join(out, "rank1-left"), "w").close()
+else:
+    while not os.path.exists(os.path.join(out, "rank1-left")):
+        time.sleep(0.05)
+    time.sleep(0.5)
+    with open(os.path.join(out, "steps-rank1.pt"), "wb") as handle:
+        handle.write(b"forged by rank 0")
+    print("forged seal accepted:", sealedrecords.seal("steps-rank1.pt", b"forged by rank 0"), flush=True)
+"""
+
+
+def test_a_rank_cannot_rewrite_another_ranks_sealed_record(settings, monkeypatch):
+    env = {"FAULTLINE_SERVICES": '{"sealed_records": {"files": ["steps-rank{rank}.pt"]}}'}
+    run, result = run_captured(settings, SEAL_CHEAT, monkeypatch, timeout_seconds=60, ranks=2, env=env)
+    assert result is not None, log_of(run)
+    assert "forged seal accepted: False" in log_of(run)
+    record = run.artifacts.get(name="steps-rank1.pt")
+    assert bytes(record.content) == b"rank 1's own"
+    assert result.service_counts["sealed_records"]["restored"] == 1

@@ -16,10 +16,12 @@ a correct run shares all 100 scheduled steps. A rank that never steps, or that t
 copies rank 0's weights at the end, shares none; a rank that resumed from another checkpoint
 shares none of the second stage.
 
-What this does not stop: the fingerprints are written by the ranks' own processes, into the output
-folder every rank can write. A program written against this grading (rank 1 loading each of rank
-0's intermediate weights and stepping an optimizer on them, or one rank rewriting another rank's
-steps file) passes it. It stops one rank training for all, not a pair of ranks colluding on purpose.
+Each rank hands its record to the launcher (the lab's `sealed_records` service), which accepts it
+only from that rank's own process and writes it into the output folder after the job has ended, so
+one rank cannot rewrite another's. What this does not stop: the fingerprints are still noted by the
+ranks' own processes. A program written against this grading (rank 1 loading each of rank 0's
+intermediate weights and stepping an optimizer on them) passes it. It stops one rank training for
+all, not a pair of ranks colluding on purpose.
 """
 
 import torch

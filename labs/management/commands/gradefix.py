@@ -20,6 +20,7 @@ from django.test.utils import override_settings
 
 from labs.loader import latest_version
 from labs.models import Lab, LabRun, LabVersion
+from labs.render import choose_params
 from labs.services import MAX_SEED, LabRefused, clean_files, graded_run_options, hidden_files, program_for
 from labs.spec import services_env
 from labs.validation import learn_from_baseline, rescore
@@ -111,7 +112,11 @@ class Command(BaseCommand):
         try:
             with transaction.atomic():
                 run = create_run(
-                    owner=None, files=files, enqueue=False, env=services_env(spec), **graded_run_options(spec)
+                    owner=None,
+                    files=files,
+                    enqueue=False,
+                    env=services_env(spec, choose_params(spec["slug"], spec["params"], seed), graded=True),
+                    **graded_run_options(spec),
                 )
                 lab_run = LabRun.objects.create(run=run, version=version, kind=LabRun.Kind.FIX, seed=seed)
         except RunRejected as exc:

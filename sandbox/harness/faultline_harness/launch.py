@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from . import _zygote, guard, procfs, recordstore
+from . import _zygote, checkpointstore, guard, procfs, recordstore, sealedrecords
 from .cgroupmem import ContainerMemory
 from .monitors import Monitors
 from .protocol import (
@@ -108,7 +108,7 @@ class Launcher:
         self.output_dir = Path(args.output_dir).resolve()
         self.work_dir = Path()
         self.run_dir = Path()
-        self.services: dict[str, recordstore.RecordStore] = {}
+        self.services: dict[str, recordstore.Service] = {}
 
     # ---- setup -------------------------------------------------------------------------------------
 
@@ -211,6 +211,9 @@ class Launcher:
 
     def start_services(self) -> None:
         for service in self.services.values():
+            if isinstance(service, checkpointstore.CheckpointStore | sealedrecords.SealedRecords):
+                # These know a client's rank from the connecting process's pid, as the kernel reports it.
+                service.set_ranks({rank.pid: (rank.index, rank.start_ticks) for rank in self.ranks})
             service.start()
 
     def _popen_rank(
@@ -436,6 +439,10 @@ class Launcher:
         if self.monitors.container is not None:
             end["peak_container_bytes"] = self.monitors.container_peak
         if self.services:
+            sealed = self.services.get("sealed_records")
+            if isinstance(sealed, sealedrecords.SealedRecords):
+                # After the sweep no process of the job is left to race these writes.
+                sealed.restore(self.output_dir)
             # Counted by the launcher's own threads: a rank can only add to them by paying for each read.
             end["services"] = {name: service.stop() for name, service in self.services.items()}
         summary = dict(end)

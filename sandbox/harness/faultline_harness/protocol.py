@@ -27,6 +27,10 @@ LAUNCHER_KINDS = frozenset({START, MEMORY, CONTAINER_MEMORY, HEARTBEAT, RANK_EXI
 # The zygote's one line once its preloads are imported (warm pool), before any job exists.
 READY_LINE = "@@fl-zygote-ready"
 
+# A rank's own post-mortem capture (see postmortem.py): reported by the program, so display only. Its
+# "what" says which: the first non-finite loss, or the memory snapshot taken as the rank exits.
+POSTMORTEM, POSTMORTEM_NONFINITE, POSTMORTEM_MEMORY_AT_EXIT = "postmortem", "nonfinite", "memory_at_exit"
+
 # Kinds that show a rank is making forward progress (used for heartbeat "since_progress").
 PROGRESS_KINDS = frozenset({"metric", "counter"})
 
@@ -37,9 +41,12 @@ ENV_OUTPUT_DIR = "FAULTLINE_OUTPUT_DIR"
 ENV_RUN_DIR = "FAULTLINE_RUN_DIR"
 ENV_DIST_BACKEND = "FAULTLINE_DIST_BACKEND"
 # Services the launcher runs outside the ranks (JSON, set by the platform; see recordstore.py), and the
-# socket of the record store, which the launcher hands to every rank.
+# sockets of the record store and the checkpoint store, which the launcher hands to every rank.
 ENV_SERVICES = "FAULTLINE_SERVICES"
 ENV_RECORD_STORE = "FAULTLINE_RECORD_STORE"
+ENV_CHECKPOINT_STORE = "FAULTLINE_CHECKPOINT_STORE"
+# The socket on which a rank hands the launcher its own grading records (see sealedrecords.py).
+ENV_SEALED_RECORDS = "FAULTLINE_SEALED_RECORDS"
 # Set by the rank runtime in its own process; a descendant that inherits a different pid knows it is
 # not the rank itself and must not grab the rank's signals or diag files.
 ENV_OWNER_PID = "FAULTLINE_HARNESS_OWNER_PID"

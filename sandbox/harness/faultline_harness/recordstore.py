@@ -26,7 +26,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .protocol import ENV_RECORD_STORE, ENV_SERVICES
+from . import checkpointstore, sealedrecords
+from .protocol import ENV_CHECKPOINT_STORE, ENV_RECORD_STORE, ENV_SEALED_RECORDS, ENV_SERVICES
 
 REQUEST = struct.Struct("<qI")
 SOCKET_NAME = "record-store.sock"
@@ -34,6 +35,8 @@ SOCKET_NAME = "record-store.sock"
 MAX_SOCKET_PATH = 100
 MAX_CONNECTIONS = 64
 LIMITS = {"latency_ms": (0.0, 1000.0), "concurrency": (1, 64), "floats": (1, 4096)}
+# Every service the launcher can run, with the settings each takes (all required) and their ranges.
+SERVICE_LIMITS = {"record_store": LIMITS, "checkpoint_store": checkpointstore.LIMITS, "sealed_records": {"files": None}}
 
 
 class ServiceConfigError(ValueError):
@@ -50,21 +53,29 @@ def record(seed: int, index: int, floats: int) -> list[float]:
 
 
 def parse_config(raw: str) -> dict[str, dict[str, Any]]:
-    """``FAULTLINE_SERVICES`` as JSON: ``{"record_store": {"latency_ms": 2, "concurrency": 8, "floats": 32}}``."""
+    """``FAULTLINE_SERVICES`` as JSON, e.g. ``{"record_store": {"latency_ms": 2, "concurrency": 8, "floats": 32},
+    "checkpoint_store": {"mb_per_s": 1.0}}``."""
     try:
         data = json.loads(raw)
     except ValueError as exc:
         raise ServiceConfigError(f"services: not JSON ({exc})") from None
     if not isinstance(data, dict):
         raise ServiceConfigError("services: must be a JSON object")
-    unknown = sorted(set(data) - {"record_store"})
+    unknown = sorted(set(data) - set(SERVICE_LIMITS))
     if unknown:
-        raise ServiceConfigError(f"services: unknown service {unknown[0]!r} (known: record_store)")
+        raise ServiceConfigError(f"services: unknown service {unknown[0]!r} (known: {', '.join(SERVICE_LIMITS)})")
     config = {}
     for name, options in data.items():
-        if not isinstance(options, dict) or set(options) != set(LIMITS):
-            raise ServiceConfigError(f"services.{name}: needs exactly {', '.join(LIMITS)}")
-        for key, (low, high) in LIMITS.items():
+        limits = SERVICE_LIMITS[name]
+        if not isinstance(options, dict) or set(options) != set(limits):
+            raise ServiceConfigError(f"services.{name}: needs exactly {', '.join(limits)}")
+        if name == "sealed_records":
+            problem = sealedrecords.check_files(options["files"])
+            if problem:
+                raise ServiceConfigError(f"services.{name}.files: {problem}")
+            config[name] = dict(options)
+            continue
+        for key, (low, high) in limits.items():
             value = options[key]
             if not isinstance(value, int | float) or isinstance(value, bool) or not low <= value <= high:
                 raise ServiceConfigError(f"services.{name}.{key}: a number {low}–{high}, got {value!r}")
@@ -186,22 +197,40 @@ def _recv_exact(conn: socket.socket, size: int) -> bytes | None:
     return data
 
 
-def start_services(env: Mapping[str, str], folder: Path) -> dict[str, RecordStore]:
+Service = RecordStore | checkpointstore.CheckpointStore | sealedrecords.SealedRecords
+
+
+def start_services(env: Mapping[str, str], folder: Path) -> dict[str, Service]:
     """The services the platform asked for (``FAULTLINE_SERVICES``), bound but not yet serving."""
     raw = env.get(ENV_SERVICES)
     if not raw:
         return {}
     config = parse_config(raw)
-    services: dict[str, RecordStore] = {}
+    services: dict[str, Service] = {}
     if "record_store" in config:
         options = config["record_store"]
         services["record_store"] = RecordStore(
             folder, float(options["latency_ms"]), int(options["concurrency"]), int(options["floats"])
         )
+    if "checkpoint_store" in config:
+        services["checkpoint_store"] = checkpointstore.CheckpointStore(
+            folder, float(config["checkpoint_store"]["mb_per_s"])
+        )
+    if "sealed_records" in config:
+        services["sealed_records"] = sealedrecords.SealedRecords(folder, list(config["sealed_records"]["files"]))
     return services
 
 
-def socket_env(services: Mapping[str, RecordStore]) -> dict[str, str]:
-    """What the ranks need to reach the services: the store's socket path."""
+def socket_env(services: Mapping[str, Service]) -> dict[str, str]:
+    """What the ranks need to reach the services: each store's socket path."""
+    env = {}
     store = services.get("record_store")
-    return {ENV_RECORD_STORE: str(store.path)} if store is not None else {}
+    if store is not None:
+        env[ENV_RECORD_STORE] = str(store.path)
+    checkpoints = services.get("checkpoint_store")
+    if checkpoints is not None:
+        env[ENV_CHECKPOINT_STORE] = str(checkpoints.path)
+    sealed = services.get("sealed_records")
+    if sealed is not None:
+        env[ENV_SEALED_RECORDS] = str(sealed.path)
+    return env

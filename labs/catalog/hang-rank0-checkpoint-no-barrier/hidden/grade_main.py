@@ -1,16 +1,17 @@
-"""Graded runs write their checkpoints to the busy production store, which is slower.
-
-Every rank also notes, after each optimizer step it takes, a fingerprint of its weights. In
+"""Every rank notes, after each optimizer step it takes, a fingerprint of its weights. In
 data-parallel training the ranks apply the same averaged gradient, so after every step they hold
 the same weights, and the grader finds each rank's steps among the other rank's. A rank that never
 steps, or that trains apart and takes another rank's weights at the end, shares no step with it.
-The record is saved when the program ends, next to the weights the program saved.
+The record is handed to the launcher when the program ends; the launcher writes it next to the weights
+the program saved once the job is over, so no other rank can rewrite it.
 """
 
+import io
 import os
 import runpy
 
 import torch
+from faultline_harness import sealedrecords
 from torch.optim.optimizer import register_optimizer_step_post_hook
 
 PROBES = 4  # random directions per tensor; one shared seed, so equal weights give equal fingerprints
@@ -41,7 +42,6 @@ class StepFingerprints:
 
 
 if __name__ == "__main__":
-    os.environ.update(CKPT_STORE_MB_PER_S="{{ graded_mb_per_s }}")
     rank = int(os.environ.get("RANK", "0"))
     steps = StepFingerprints()
     register_optimizer_step_post_hook(steps)
@@ -52,5 +52,11 @@ if __name__ == "__main__":
         width = max((row.numel() for row in steps.rows), default=0)
         rows = [row for row in steps.rows if row.numel() == width]
         record = torch.stack(rows) if rows else torch.zeros(0, 0, dtype=torch.float64)
-        out_dir = os.environ.get("FAULTLINE_OUTPUT_DIR", ".")
-        torch.save({"fingerprints": record}, os.path.join(out_dir, f"steps-rank{rank}.pt"))
+        buffer = io.BytesIO()
+        torch.save({"fingerprints": record}, buffer)
+        # Handed to the launcher, which writes it into the output folder after the job has ended: another
+        # rank cannot rewrite it there. Outside a graded run (no record keeper) it is written directly.
+        name = f"steps-rank{rank}.pt"
+        if not sealedrecords.seal(name, buffer.getvalue()):
+            with open(os.path.join(os.environ.get("FAULTLINE_OUTPUT_DIR", "."), name), "wb") as handle:
+                handle.write(buffer.getvalue())

@@ -1,45 +1,65 @@
-"""The shared checkpoint store.
+"""Client for the shared checkpoint store.
 
-This module stands in for the network file system the cluster mounts for checkpoints:
-writes go through at the store's bandwidth, which other jobs share, so it varies a lot
-from run to run. Treat it as infrastructure: the fix does not belong here.
+The store stands in for the network file system the cluster mounts for checkpoints. It runs outside
+this job (the lab reaches it through a socket), takes writes at its own bandwidth, which other jobs
+share, so a save takes a different time from run to run, and lists a checkpoint only once all of it
+has arrived. Treat it as infrastructure: the fix does not belong here.
 """
 
-import glob
 import io
 import os
-import time
+import socket
+import struct
 
 import torch
 
-STORE_DIR = "checkpoints"
-STORE_MB_PER_S = float(os.environ.get("CKPT_STORE_MB_PER_S", "{{ store_mb_per_s }}"))
-CHUNK = 256 * 1024
+STORE_ADDRESS_ENV = "FAULTLINE_CHECKPOINT_STORE"
+_REQUEST = struct.Struct("<BHQ")  # operation, name length, payload length
+_ANSWER = struct.Struct("<BQ")  # status, length
+_SAVE, _LATEST, _LOAD = 1, 2, 3
+_OK = 0
+
+
+def _call(op: int, name: str, payload: bytes = b"") -> tuple[int, bytes]:
+    address = os.environ.get(STORE_ADDRESS_ENV)
+    if not address:
+        raise RuntimeError("the checkpoint store is reachable only inside a lab run")
+    encoded = name.encode("utf-8")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn.connect(address)
+        conn.sendall(_REQUEST.pack(op, len(encoded), len(payload)) + encoded + payload)
+        status, length = _ANSWER.unpack(_recv(conn, _ANSWER.size))
+        return status, _recv(conn, length)
+
+
+def _recv(conn: socket.socket, size: int) -> bytes:
+    data = bytearray()
+    while len(data) < size:
+        chunk = conn.recv(min(size - len(data), 1 << 20))
+        if not chunk:
+            raise ConnectionError("the checkpoint store closed the connection")
+        data += chunk
+    return bytes(data)
 
 
 def save_checkpoint(state: dict, name: str) -> str:
-    """Write `state` to the store; readers only ever see complete files (write, fsync, rename)."""
-    os.makedirs(STORE_DIR, exist_ok=True)
+    """Write `state` to the store. Returns when the store has all of it; until then nobody sees it."""
     buf = io.BytesIO()
     torch.save(state, buf)
-    data = buf.getvalue()
-    path = os.path.join(STORE_DIR, name)
-    partial = path + ".partial"
-    with open(partial, "wb") as f:
-        for offset in range(0, len(data), CHUNK):
-            f.write(data[offset : offset + CHUNK])
-            time.sleep(CHUNK / (STORE_MB_PER_S * 1e6))  # the store's bandwidth
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(partial, path)
-    return path
+    status, answer = _call(_SAVE, name, buf.getvalue())
+    if status != _OK:
+        raise OSError(f"the checkpoint store refused {name}: {answer.decode(errors='replace')}")
+    return f"store:{name}"
 
 
 def latest_checkpoint() -> str | None:
     """The newest complete checkpoint in the store, or None."""
-    paths = sorted(glob.glob(os.path.join(STORE_DIR, "step-*.pt")))
-    return paths[-1] if paths else None
+    status, answer = _call(_LATEST, "step-")
+    return f"store:{answer.decode()}" if status == _OK else None
 
 
 def load_checkpoint(path: str) -> dict:
-    return torch.load(path, map_location="cpu", weights_only=True)
+    status, data = _call(_LOAD, path.removeprefix("store:"))
+    if status != _OK:
+        raise FileNotFoundError(path)
+    return torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)

@@ -3,16 +3,19 @@
 The key is drawn here, inside the rank, and reaches the program only through this process's own
 environment. The process is made non-dumpable first, so no other process of the job can read its
 memory (or the key in it) through /proc. Another rank therefore cannot rebuild this site's rows
-from anything it can see. When the program ends, the rank saves its key and the weights held by
-the last optimizer it stepped, for the grader to replay the job against.
+from anything it can see. When the program ends, the rank hands its key and the weights held by
+the last optimizer it stepped to the launcher, which keeps them out of the other ranks' reach and
+writes them for the grader to replay the job against.
 """
 
 import ctypes
+import io
 import os
 import runpy
 import secrets
 
 import torch
+from faultline_harness import sealedrecords
 from torch.optim.optimizer import register_optimizer_step_post_hook
 
 PR_SET_DUMPABLE = 4
@@ -52,4 +55,11 @@ if __name__ == "__main__":
         runpy.run_path(os.path.join(os.path.dirname(os.path.abspath(__file__)), "train.py"), run_name="__main__")
     finally:
         record = {"export_key": torch.tensor(key), "steps": torch.tensor(stepped.steps), "weights": stepped.weights()}
-        torch.save(record, os.path.join(os.environ.get("FAULTLINE_OUTPUT_DIR", "."), f"grading-rank{rank}.pt"))
+        buffer = io.BytesIO()
+        torch.save(record, buffer)
+        # Handed to the launcher, which writes it into the output folder after the job has ended: another
+        # rank cannot rewrite it there. Outside a graded run (no record keeper) it is written directly.
+        name = f"grading-rank{rank}.pt"
+        if not sealedrecords.seal(name, buffer.getvalue()):
+            with open(os.path.join(os.environ.get("FAULTLINE_OUTPUT_DIR", "."), name), "wb") as handle:
+                handle.write(buffer.getvalue())

@@ -1,0 +1,202 @@
+"""A simulated shared checkpoint store that lives in the launcher, outside every rank.
+
+A lab about racing a slow checkpoint save needs a store whose writes really take time. Simulated in the
+candidate's process (a ``time.sleep`` per chunk in the client), the slowness is the candidate's to patch
+away, and a fast store makes the race too rare to catch. Here the store is a thread of the launcher (PID 1
+of the container, not dumpable, see ``guard.py``): it takes a save's bytes off its Unix socket no faster
+than ``mb_per_s`` (one save at a time, so saves in parallel share the bandwidth), keeps checkpoints in its
+own memory, and lists or serves a checkpoint only once every byte of it has arrived. A rank cannot place a
+file where the store looks, because the store does not look at files.
+
+It counts completed saves and the loads it served, per rank: the rank is the one whose process (or a
+descendant of it) opened the connection, from the kernel's ``SO_PEERCRED``, so one rank cannot load in
+another's name. The counts leave through the launcher's ``end`` event only.
+
+Wire format, little-endian. A request is ``<BHQ`` (op, name length, payload length), the name (UTF-8),
+then the payload. The answer is ``<BQ`` (status, length) and that many bytes.
+
+- ``SAVE`` name, payload = the checkpoint: answered once it is stored; the answer's bytes are the name.
+- ``LATEST`` name = a prefix: the greatest stored name with that prefix, or status ``MISSING``.
+- ``LOAD`` name: the checkpoint's bytes, or status ``MISSING``.
+"""
+
+from __future__ import annotations
+
+import socket
+import struct
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from . import peers
+
+REQUEST = struct.Struct("<BHQ")
+ANSWER = struct.Struct("<BQ")
+SAVE, LATEST, LOAD = 1, 2, 3
+OK, MISSING, REFUSED = 0, 1, 2
+SOCKET_NAME = "checkpoint-store.sock"
+MAX_SOCKET_PATH = 100  # sun_path holds 108 bytes; a longer run folder gets a temp dir
+MAX_CONNECTIONS = 64
+MAX_NAME = 200
+MAX_CHECKPOINT = 64 * 1024 * 1024
+MAX_STORED = 256 * 1024 * 1024  # the store's memory is the container's: a bound, not a real quota
+CHUNK = 64 * 1024
+LIMITS = {"mb_per_s": (0.01, 1000.0)}
+
+
+class CheckpointStore:
+    """Bind in the constructor (no thread yet: ranks are created right after); ``set_ranks`` once the ranks
+    exist, then ``start``. Connections made before that wait in the backlog."""
+
+    def __init__(self, folder: Path, mb_per_s: float) -> None:
+        self.bytes_per_s = mb_per_s * 1e6
+        self._lock = threading.Lock()
+        self._bandwidth = threading.Lock()  # the store's one write path
+        self._connections = threading.BoundedSemaphore(MAX_CONNECTIONS)
+        self._stored: dict[str, bytes] = {}
+        self._saves = 0
+        self._loads: dict[int, int] = {}
+        self._rank_pids: peers.RankPids = {}
+        self._closed = threading.Event()
+        path = Path(folder) / SOCKET_NAME
+        self._own_dir: Path | None = None
+        if len(str(path)) > MAX_SOCKET_PATH:
+            self._own_dir = Path(tempfile.mkdtemp(prefix="fl-ckpt-"))
+            self._own_dir.chmod(0o755)
+            path = self._own_dir / SOCKET_NAME
+        self.path = path
+        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._listener.bind(str(path))
+        self._listener.listen(128)
+
+    def set_ranks(self, pids: peers.RankPids) -> None:
+        """``{pid: (rank, start ticks)}`` of the rank processes: a connection counts for the rank it descends from."""
+        self._rank_pids = dict(pids)
+
+    def fileno(self) -> int:
+        return self._listener.fileno()
+
+    def counts(self) -> dict[str, int]:
+        with self._lock:
+            counts = {"saves": self._saves, "loads": sum(self._loads.values())}
+            ranks = sorted({rank for rank, _ in self._rank_pids.values()})
+            for rank in ranks:
+                counts[f"loads_rank{rank}"] = self._loads.get(rank, 0)
+            counts["min_rank_loads"] = min((self._loads.get(rank, 0) for rank in ranks), default=0)
+            return counts
+
+    def start(self) -> None:
+        threading.Thread(target=self._accept, name="fl-checkpoint-store", daemon=True).start()
+
+    def stop(self) -> dict[str, int]:
+        self._closed.set()
+        try:
+            self._listener.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self._listener.close()
+        try:
+            self.path.unlink()
+        except OSError:
+            pass
+        if self._own_dir is not None:
+            try:
+                self._own_dir.rmdir()
+            except OSError:
+                pass
+        return self.counts()
+
+    def _accept(self) -> None:
+        while not self._closed.is_set():
+            try:
+                conn, _ = self._listener.accept()
+            except OSError:
+                return
+            self._connections.acquire()
+            threading.Thread(target=self._serve, args=(conn,), name="fl-checkpoint-conn", daemon=True).start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        try:
+            with conn:
+                rank = peers.rank_of(peers.peer_pid(conn), self._rank_pids)
+                while not self._closed.is_set():
+                    header = _recv_exact(conn, REQUEST.size)
+                    if header is None:
+                        return
+                    op, name_len, size = REQUEST.unpack(header)
+                    raw_name = _recv_exact(conn, name_len) if name_len <= MAX_NAME else None
+                    name = _name(raw_name)
+                    if name is None or op not in (SAVE, LATEST, LOAD) or (op != SAVE and size):
+                        return  # not the protocol: close rather than guess where the next request starts
+                    if op == SAVE:
+                        status, body = self._save(conn, name, size)
+                        if status is None:
+                            return
+                    elif op == LATEST:
+                        with self._lock:
+                            names = [n for n in self._stored if n.startswith(name)]
+                        status, body = (OK, max(names).encode()) if names else (MISSING, b"")
+                    else:
+                        status, body = self._load(name, rank)
+                    conn.sendall(ANSWER.pack(status, len(body)) + body)
+        except OSError:
+            return
+        finally:
+            self._connections.release()
+
+    def _save(self, conn: socket.socket, name: str, size: int) -> tuple[int | None, bytes]:
+        if not name or size > MAX_CHECKPOINT:
+            return None, b""
+        parts: list[bytes] = []
+        with self._bandwidth:
+            # Paced here, on the store's side: each chunk is taken off the socket no sooner than the bandwidth
+            # allows, so the client's sendall simply blocks, whatever the client does about time.
+            started = time.monotonic()
+            received = 0
+            while received < size:
+                chunk = conn.recv(min(CHUNK, size - received))
+                if not chunk or self._closed.is_set():
+                    return None, b""  # a save that never completes is never visible
+                parts.append(chunk)
+                received += len(chunk)
+                wait = started + received / self.bytes_per_s - time.monotonic()
+                if wait > 0:
+                    time.sleep(wait)
+        data = b"".join(parts)
+        with self._lock:
+            held = sum(len(v) for k, v in self._stored.items() if k != name)
+            if held + len(data) > MAX_STORED:
+                return REFUSED, b"the store is full"
+            self._stored[name] = data
+            self._saves += 1
+        return OK, name.encode()
+
+    def _load(self, name: str, rank: int | None) -> tuple[int, bytes]:
+        with self._lock:
+            data = self._stored.get(name)
+            if data is None:
+                return MISSING, b""
+            if rank is not None:
+                self._loads[rank] = self._loads.get(rank, 0) + 1
+        return OK, data
+
+
+def _name(raw: bytes | None) -> str | None:
+    if raw is None:
+        return None
+    try:
+        name = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return name if name.isprintable() else None
+
+
+def _recv_exact(conn: socket.socket, size: int) -> bytes | None:
+    data = b""
+    while len(data) < size:
+        chunk = conn.recv(size - len(data))
+        if not chunk:
+            return None
+        data += chunk
+    return data
