@@ -96,7 +96,7 @@ test: check-tools $(DEV_STAMP) $(NODE_STAMP) system-test-deps
 	@rm -rf var/validate-1 var/validate-2
 	@for k in 1 2; do \
 		( FAULTLINE_VAR_DIR=$(CURDIR)/var/validate-$$k sh -c '$(MANAGE) migrate --noinput -v 0 && $(MANAGE) loadbank >/dev/null \
-			&& $(MANAGE) loadlabs >/dev/null && $(MANAGE) validatelab --all --seeds $(VALIDATE_SEEDS) --shard '$$k'/2'; \
+			&& $(MANAGE) loadlabs >/dev/null && $(MANAGE) validatelab --all --seeds $(VALIDATE_SEEDS) --summary --shard '$$k'/2'; \
 		  echo $$? > var/validate-$$k.rc ) 2>&1 | sed -u "s/^/[shard $$k] /" & \
 	done; wait; \
 	for k in 1 2; do [ "$$(cat var/validate-$$k.rc 2>/dev/null)" = 0 ] || { echo "validation shard $$k failed"; exit 1; }; done

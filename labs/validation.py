@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import statistics
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 from django.db import transaction
 from django.utils import timezone
@@ -46,6 +46,7 @@ class ValidationRow:
     problem: str = ""  # why the row is not ok, when the outcome alone does not say
     run_id: int | None = None  # the sandbox run, whose log and events explain the row
     revised: bool = False  # reported again: scored over the checks of every seed, not only those before it
+    margins: dict[str, float | None] = field(default_factory=dict)  # counting checks: see labs.checks.margin
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -66,7 +67,7 @@ def run_variant(version: LabVersion, seed: int, variant: str, owner=None) -> Lab
             ranks=resources["ranks"], timeout_seconds=resources["timeout_seconds"],
             memory_mb=resources["memory_mb"], cpus=resources["cpus"],
             gpu="none" if resources["gpu"] == "optional" else resources["gpu"], purpose="validate", enqueue=False,
-            env=services_env(spec),
+            env=services_env(spec, choose_params(spec["slug"], spec["params"], seed), graded=True),
         )  # fmt: skip
         lab_run = LabRun.objects.create(run=run, version=version, kind=LabRun.Kind.VALIDATE, seed=seed, variant=variant)
     execute_run(run.pk, worker_name="validatelab")
@@ -213,6 +214,7 @@ def _row(version: LabVersion, seed: int, variant: str, expected: str, lab_run: L
     row.outcome = "pass" if passed else "fail"
     row.fix_percent = percent
     row.failed_checks = [c["name"] for c in checks if not c["passed"] and c["counts"] != DISPLAY]
+    row.margins = {c["name"]: c.get("margin") for c in checks if c["counts"] != DISPLAY}
     if variant == "baseline":
         row.ok = not passed and bool(version.distinguishing)
         if not passed and not version.distinguishing:

@@ -6,6 +6,7 @@ from django.test.utils import override_settings
 from labs.loader import latest_version
 from labs.models import Lab
 from labs.validation import ValidationRow, expected_validation_seconds, validate_version
+from labs.validation_report import margin_lines, summary_markdown
 
 
 class Command(BaseCommand):
@@ -28,8 +29,14 @@ class Command(BaseCommand):
         parser.add_argument(
             "--unvalidated", action="store_true", help="only labs whose newest version is not validated yet"
         )
+        parser.add_argument(
+            "--summary", action="store_true", help="end with a Markdown table of every lab's runs and tightest margin"
+        )
 
-    def handle(self, *args, slugs, all: bool, seeds: int, backend: str | None, unvalidated: bool, shard, **options):
+    def handle(
+        self, *args, slugs, all: bool, seeds: int, backend: str | None, unvalidated: bool, shard, summary: bool,
+        **options,
+    ):  # fmt: skip
         if not slugs and not all:
             raise CommandError("name one or more labs, or pass --all")
         if seeds < 1:
@@ -51,10 +58,15 @@ class Command(BaseCommand):
                 version = latest_version(lab)
                 if version is None or (unvalidated and version.validated_at):
                     continue
-                rows += validate_version(version, list(range(seeds)), progress=self.print_row)
+                mine = validate_version(version, list(range(seeds)), progress=self.print_row)
+                self.stdout.write(f"{lab.slug}: margins from the threshold (+ passes, − fails)")
+                self.stdout.write("\n".join(margin_lines(mine)))
+                rows += mine
         bad = [r for r in rows if not r.ok]
         labs_ok = sorted({r.lab for r in rows} - {r.lab for r in bad})
         self.stdout.write(f"\n{len(rows)} runs, {len(bad)} violation(s); published: {', '.join(labs_ok) or 'none'}")
+        if summary:
+            self.stdout.write("\n" + summary_markdown(rows, seeds))
         if bad:
             raise CommandError(
                 "validation failed:\n  "
