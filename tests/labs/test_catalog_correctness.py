@@ -22,6 +22,7 @@ pytestmark = [pytest.mark.django_db, pytest.mark.docker]
 LABS = [
     "correctness-grad-accumulation",
     "correctness-missing-eval",
+    "correctness-resume-optimizer-state",
     "correctness-weight-conversion-transpose",
     "perf-dataloader-bottleneck",
 ]

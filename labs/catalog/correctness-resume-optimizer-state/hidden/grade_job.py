@@ -1,0 +1,60 @@
+"""Grading entry: keeps a copy of the submitted code for the grader, then supervises the job itself.
+
+The copy is taken before any of the candidate's code runs; the grader runs its checkpoint functions
+in fresh interpreters of its own, on a network and batches drawn from the held-out seed. The job is
+run here, not through main.py: the first worker (a process forked from this one, which runs none of
+the candidate's code) is reclaimed at step {{ resume_step }} + {{ lost_steps }}, and a second one must
+resume. A job whose first worker is never reclaimed has not shown that it resumes, and fails.
+"""
+
+import json
+import multiprocessing
+import os
+import runpy
+import signal
+import sys
+
+import torch._dynamo  # noqa: F401 - AdamW imports it on first use: once here, not in every worker
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.environ.get("FAULTLINE_OUTPUT_DIR", ".")
+SNAPSHOT = "submitted_code.json"
+OWN = os.path.basename(__file__)
+RECLAIM_AT_STEP = {{ resume_step }} + {{ lost_steps }}
+
+
+def worker(reclaim_at):
+    os.environ.pop("SPOT_RECLAIM_AT_STEP", None)
+    if reclaim_at is not None:
+        os.environ["SPOT_RECLAIM_AT_STEP"] = str(reclaim_at)
+    sys.path.insert(0, HERE)
+    runpy.run_path(os.path.join(HERE, "train.py"), run_name="__main__")
+
+
+def attempt(reclaim_at):
+    process = multiprocessing.get_context("fork").Process(target=worker, args=(reclaim_at,))
+    process.start()
+    process.join()
+    return process.exitcode
+
+
+if __name__ == "__main__":
+    code = {}
+    for name in sorted(os.listdir(HERE)):
+        path = os.path.join(HERE, name)
+        if name.endswith(".py") and name != OWN and os.path.isfile(path) and not os.path.islink(path):
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                code[name] = fh.read(1_000_000)
+    with open(os.path.join(OUT, SNAPSHOT), "w", encoding="utf-8") as fh:
+        json.dump(code, fh)
+
+    print("--- attempt 1: starting a worker", flush=True)
+    first = attempt(RECLAIM_AT_STEP)
+    if first != -signal.SIGKILL:
+        sys.exit(
+            f"the first worker ended with exit status {first} instead of being reclaimed at step {RECLAIM_AT_STEP}: "
+            "the grading run reclaims it through SPOT_RECLAIM_AT_STEP (the spot pool's stand-in in train.py)"
+        )
+    print("--- attempt 1: worker reclaimed (SIGKILL)", flush=True)
+    print("--- attempt 2: starting a worker", flush=True)
+    sys.exit(attempt(None))

@@ -1,0 +1,95 @@
+"""Two outcomes, both measured here:
+
+1. The candidate's `ops.cross_entropy`, called by the grading probe on float32 logits from the probe seed
+   (offsets from 0 into the thousands, both signs, as the distillation job passes them), per row and as
+   one batch: every value finite and equal to float64 cross-entropy of the same logits.
+2. The trained classifier (weights only) on fresh listings from the held-out seed: finite weights,
+   held-out accuracy. A cosine classifier's argmax does not depend on its scale, so none is needed.
+"""
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+FEATURES, HIDDEN, DIM = 32, 128, 64
+
+
+class CosineClassifier(nn.Module):
+    def __init__(self, classes):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(FEATURES, HIDDEN), nn.ReLU(), nn.Linear(HIDDEN, DIM))
+        self.prototypes = nn.Parameter(torch.randn(classes, DIM))
+
+    def forward(self, x):
+        return F.normalize(self.body(x), dim=-1) @ F.normalize(self.prototypes, dim=-1).T
+
+
+def fresh_listings(n, classes, centers_seed, sample_seed):
+    centers = torch.randn(classes, FEATURES, generator=torch.Generator().manual_seed(centers_seed))
+    g = torch.Generator().manual_seed(sample_seed)
+    labels = torch.randint(0, classes, (n,), generator=g)
+    return centers[labels] + 1.2 * torch.randn(n, FEATURES, generator=g), labels
+
+
+def probe_inputs(seed):
+    g = torch.Generator().manual_seed(seed)
+    rows, classes = 64, 8
+    offsets = torch.zeros(rows, 1, dtype=torch.float32)
+    offsets[16:32, 0] = 100 + 600 * torch.rand(16, generator=g, dtype=torch.float32)
+    offsets[32:, 0] = (800 + 2200 * torch.rand(32, generator=g, dtype=torch.float32)) * torch.where(
+        torch.rand(32, generator=g, dtype=torch.float32) < 0.5, -1.0, 1.0
+    )
+    logits = (offsets + 10 * torch.randn(rows, classes, generator=g, dtype=torch.float32)).to(torch.float32)
+    labels = torch.randint(0, classes, (rows,), generator=g)
+    return logits, labels
+
+
+def probe_metrics(ctx):
+    from labs.grader_api import CandidateOutputError
+
+    probe = ctx.load("probe.pt")
+    per_row = probe.get("per_row") if isinstance(probe, dict) else None
+    batch = probe.get("batch") if isinstance(probe, dict) else None
+    logits, labels = probe_inputs(ctx.probe_seed)  # what the grading probe fed the candidate's cross_entropy
+    if (
+        not torch.is_tensor(per_row)
+        or per_row.shape != labels.shape
+        or not torch.is_tensor(batch)
+        or batch.numel() != 1
+    ):
+        raise CandidateOutputError(
+            "probe.pt has no losses of the probe's shape (did cross_entropy change its signature?)"
+        )
+    reference = F.cross_entropy(logits.double(), labels, reduction="none")
+    got = torch.cat([per_row.double(), batch.double().reshape(1)])
+    want = torch.cat([reference, reference.mean().reshape(1)])
+    finite = torch.isfinite(got)
+    # Relative to the loss's size, with a floor: float32 arithmetic on the shifted logits is exact enough.
+    error = ((got - want).abs() / want.abs().clamp(min=1.0)).max().item() if bool(finite.all()) else 1e9
+    return {"probe_nonfinite": float((~finite).sum()), "probe_max_error": error}
+
+
+def model_metrics(ctx):
+    from labs.grader_api import CandidateOutputError
+
+    state = ctx.load("model.pt")
+    if not isinstance(state, dict) or not all(torch.is_tensor(v) for v in state.values()):
+        raise CandidateOutputError("model.pt is not a state_dict of tensors")
+    state = {key: value.float() for key, value in state.items()}
+    net = CosineClassifier(int(ctx.params["classes"]))
+    try:
+        net.load_state_dict(state)
+    except Exception as exc:
+        raise CandidateOutputError(
+            f"model.pt does not fit the lab's CosineClassifier: {str(exc).splitlines()[0]}"
+        ) from None
+    finite = all(bool(torch.isfinite(value).all()) for value in state.values())
+    classes = int(ctx.params["classes"])
+    x, labels = fresh_listings(4096, classes, int(ctx.params["data_seed"]), ctx.seed)  # held out
+    with torch.no_grad():
+        accuracy = (net(x).argmax(-1) == labels).float().mean().item() if finite else 0.0
+    return {"weights_finite": 1.0 if finite else 0.0, "heldout_accuracy": accuracy}
+
+
+def evaluate(ctx):
+    return {**probe_metrics(ctx), **model_metrics(ctx)}
