@@ -41,7 +41,10 @@ def _pick(kind, rows: list[ValidationRow], name: str) -> float | None:
 
 
 def format_margin(value: float | None) -> str:
-    return "—" if value is None else f"{value:+.1%}"
+    """Percent of the threshold; thousands of percent (a threshold near 0) in exponent form to stay short."""
+    if value is None:
+        return "—"
+    return f"{value:+.1%}" if abs(value) < 10 else f"{value * 100:+.1e}%"
 
 
 def margin_lines(rows: list[ValidationRow]) -> list[str]:

@@ -65,3 +65,10 @@ def test_validatelab_prints_margins_after_each_lab_and_the_summary_on_request(ca
     out = capsys.readouterr().out
     assert "nan-fp16-log-epsilon: margins from the threshold" in out
     assert "| `nan-fp16-log-epsilon` | `clamp` | heldout | 1–1 s | heldout +5.0% | heldout -20.0% | 0 |" in out
+
+
+def test_margins_far_from_a_tiny_threshold_stay_short():
+    from labs.validation_report import format_margin
+
+    assert format_margin(0.125) == "+12.5%" and format_margin(-0.4) == "-40.0%"
+    assert format_margin(-1e14) == "-1.0e+16%" and format_margin(None) == "—"
