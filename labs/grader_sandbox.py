@@ -25,6 +25,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -81,8 +82,20 @@ def grader_limits(job: GraderJob) -> ExecutionLimits:
     )  # fmt: skip
 
 
-def run_grader(job: GraderJob, labels: dict[str, str], *, require_container: bool) -> GraderAnswer:
-    """``require_container``: the run was sandboxed, so its grader must be too (no subprocess fallback)."""
+def run_grader(
+    job: GraderJob,
+    labels: dict[str, str],
+    *,
+    require_container: bool,
+    on_start: Callable[[], None] | None = None,
+    on_running: Callable[[], None] | None = None,
+) -> GraderAnswer:
+    """``require_container``: the run was sandboxed, so its grader must be too (no subprocess fallback).
+
+    ``on_start`` and ``on_running`` (progress for the candidate's page) are called as the grader's container is
+    being prepared and once the grader itself runs."""
+    if on_start:
+        on_start()
     engine, unavailable = grader_engine()
     if engine is None and require_container:
         raise GraderFault(f"{unavailable}, and the grader of a sandboxed run must run in a container")
@@ -94,13 +107,15 @@ def run_grader(job: GraderJob, labels: dict[str, str], *, require_container: boo
         write_package(package)
         if engine is not None:
             write_inputs(inputs, job, f"{INPUT_MOUNT}/artifacts")
-            return _in_container(engine, job, package, inputs, labels)
+            return _in_container(engine, job, package, inputs, labels, on_running)
         log.warning(
             "%s: the grader of %s runs as a plain subprocess on this machine, NOT sandboxed "
             "(acceptable only where lab runs are not isolated either)",
             unavailable, job.filename,
         )  # fmt: skip
         write_inputs(inputs, job, str(inputs / "artifacts"))
+        if on_running:
+            on_running()
         return _in_subprocess(job, package, inputs, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -168,7 +183,14 @@ def grader_engine() -> tuple[object | None, str]:
     return client, ""
 
 
-def _in_container(client, job: GraderJob, package: Path, inputs: Path, labels: dict[str, str]) -> GraderAnswer:
+def _in_container(
+    client,
+    job: GraderJob,
+    package: Path,
+    inputs: Path,
+    labels: dict[str, str],
+    on_running: Callable[[], None] | None = None,
+) -> GraderAnswer:
     from docker.errors import DockerException
     from requests.exceptions import ConnectionError as RequestsConnectionError
     from requests.exceptions import ReadTimeout
@@ -187,6 +209,8 @@ def _in_container(client, job: GraderJob, package: Path, inputs: Path, labels: d
         raise GraderFault(f"the grader's container could not be created: {first_line(exc)}") from exc
     try:
         container.start()
+        if on_running:
+            on_running()
         try:
             status = container.wait(timeout=limits.timeout_seconds).get("StatusCode")
             timed_out = False

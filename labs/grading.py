@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import secrets
 import time
+from collections.abc import Callable
 
 from django.db import transaction
 from django.utils import timezone
@@ -23,6 +24,7 @@ from labs.checks import Outcome, run_checks
 from labs.flag_scan import static_flags
 from labs.grader_sandbox import GraderFault, GraderJob, run_grader
 from labs.models import LabRun
+from labs.progress import CHECK, GRADER_EVALUATING, GRADER_STARTING, MEASUREMENTS, record_stage
 from labs.render import choose_params, probe_seed, render_check
 from labs.run_result import recorded_result, reported_by_program
 from labs.scoring import assign_roles, fix_passed, fix_percent, rescore_attempt
@@ -45,14 +47,21 @@ def grade_run(run_id: int, result: RunResult | None = None) -> bool:
     run, version = lab_run.run, lab_run.version
     spec = version.spec
     values = choose_params(spec["slug"], spec["params"], lab_run.seed)
+    record_stage(lab_run.pk, MEASUREMENTS)
     outcome = gather_outcome(run, result or recorded_result(run), baseline=version.baseline)
     if any(check["type"] == "metric" for check in spec["checks"]):
         # Stored before the grader starts, so a grading that crashes still shows which seed it had.
         heldout = new_heldout_seed()
         LabRun.objects.filter(pk=lab_run.pk).update(heldout_seed=heldout)
-        outcome.metrics, outcome.grader_error = evaluate_with_grader(spec, run, values, heldout, lab_run.seed)
+        outcome.metrics, outcome.grader_error = evaluate_with_grader(
+            spec, run, values, heldout, lab_run.seed, progress=lambda stage: record_stage(lab_run.pk, stage)
+        )
     checks = [render_check(check, values) for check in spec["checks"]]
-    results = assign_roles([r.as_dict() for r in run_checks(checks, outcome)], version.distinguishing)
+    measured = []
+    for index, check in enumerate(checks, 1):
+        record_stage(lab_run.pk, CHECK, index=index, total=len(checks), name=check["name"])
+        measured.extend(run_checks([check], outcome))
+    results = assign_roles([r.as_dict() for r in measured], version.distinguishing)
     passed = fix_passed(results)
     with transaction.atomic():
         LabRun.objects.filter(pk=lab_run.pk).update(
@@ -78,8 +87,12 @@ def gather_outcome(run: Run, result: RunResult, baseline: dict | None = None) ->
     )  # fmt: skip
 
 
-def evaluate_with_grader(spec: dict, run: Run, values: dict, heldout_seed: int, seed: int) -> tuple[dict, str]:
-    """(metrics, candidate-facing reason they are missing). Raises GraderFault on a grader crash."""
+def evaluate_with_grader(
+    spec: dict, run: Run, values: dict, heldout_seed: int, seed: int, progress: Callable[[str], None] | None = None
+) -> tuple[dict, str]:
+    """(metrics, candidate-facing reason they are missing). Raises GraderFault on a grader crash.
+
+    ``progress``: told ``labs.progress.GRADER_STARTING``, then ``GRADER_EVALUATING`` once the grader runs."""
     resources = spec["resources"]
     job = GraderJob(
         source=spec["grader_source"], filename=f"labs/catalog/{spec['slug']}/grader.py", params=values,
@@ -93,5 +106,9 @@ def evaluate_with_grader(spec: dict, run: Run, values: dict, heldout_seed: int, 
         "faultline.run": str(run.pk), INSTANCE_LABEL: instance_id(), "faultline.worker": run.worker,
         "faultline.started": str(now), "faultline.deadline": str(now + int(job.timeout_seconds)),
     }  # fmt: skip
-    answer = run_grader(job, labels, require_container=run.backend == "docker")
+    answer = run_grader(
+        job, labels, require_container=run.backend == "docker",
+        on_start=progress and (lambda: progress(GRADER_STARTING)),
+        on_running=progress and (lambda: progress(GRADER_EVALUATING)),
+    )  # fmt: skip
     return answer.metrics, answer.candidate_error

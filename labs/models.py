@@ -162,6 +162,8 @@ class LabRun(models.Model):
     score = models.PositiveSmallIntegerField(null=True, blank=True)
     score_detail = models.JSONField(default=dict, blank=True)
     graded_at = models.DateTimeField(null=True, blank=True)
+    # Written by grading as it goes (labs.progress), read by the pages that follow the run live.
+    progress = models.JSONField(default=dict, blank=True, help_text="the grading's current stage")
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

@@ -9,6 +9,7 @@ from django.utils.translation import gettext
 from core.contentlang import content_language
 from labs.checks import localized
 from labs.models import Attempt, Lab, LabRun
+from labs.progress import stage_text
 from labs.run_outcome import run_outcome
 from labs.scoring import FORMULA
 from labs.services import current_score, original_files
@@ -60,6 +61,7 @@ def lab_run_payload(lab_run: LabRun, language: str | None, full: bool = True, se
     }
     if full:
         data["queue_position"] = queue_position(run)
+        data["stage"] = stage_text(lab_run, data["queue_position"])
         data["log_truncated"] = run.log_truncated
     if lab_run.kind == LabRun.Kind.FIX:
         data.update(

@@ -1,11 +1,12 @@
-// A fix's result page while the fix is queued, run or graded: ask the API until the verdict exists, then
-// load the page once. A timed refresh of the whole page would move a screen reader back to the top every
-// few seconds, and would never stop for a fix that was cancelled.
+// A fix's result page while the fix is queued, run or graded: ask the API until the verdict exists, showing
+// the stage it reports in a polite live region, then load the page once. A timed refresh of the whole page
+// would move a screen reader back to the top every few seconds, and would never stop for a cancelled fix.
 (function () {
   "use strict";
 
   const ACTIVE = ["queued", "starting", "running", "grading"];
   const verdict = document.getElementById("verdict");
+  const stage = document.getElementById("fix-stage");
   const url = verdict && verdict.dataset.pollUrl;
   if (!url) return;
 
@@ -17,9 +18,16 @@
       setTimeout(poll, 4000); // a passing network or server error: keep waiting, a little slower
       return;
     }
-    if (run.graded || run.platform_fault) window.location.reload();
-    else if (ACTIVE.includes(run.status)) setTimeout(poll, 2000);
+    if (run.graded || run.platform_fault) {
+      window.location.reload();
+      return;
+    }
+    // An ended run has no stage (a cancelled fix): its outcome says what became of it.
+    const text = run.stage || run.outcome;
+    // Only a changed text is written: rewriting the same words would have them announced again.
+    if (stage && text && stage.textContent !== text) stage.textContent = text;
+    if (ACTIVE.includes(run.status)) setTimeout(poll, 2000);
   }
 
-  setTimeout(poll, 2000);
+  setTimeout(poll, 1000);
 })();

@@ -228,6 +228,18 @@ def test_a_grader_crash_is_a_platform_fault():
         run_grader(job("def evaluate(ctx):\n    raise RuntimeError('grader bug')\n"), {}, require_container=True)
 
 
+@pytest.mark.docker
+def test_the_grader_reports_its_start_and_then_its_run_for_the_candidates_page():
+    """The progress calls come in order, the second only once the grader's container is running."""
+    seen = []
+    source = "def evaluate(ctx):\n    return {'one': 1.0}\n"
+    answer = run_grader(
+        job(source), {}, require_container=True,
+        on_start=lambda: seen.append("starting"), on_running=lambda: seen.append("running"),
+    )  # fmt: skip
+    assert seen == ["starting", "running"] and answer.metrics == {"one": 1.0}
+
+
 def test_without_docker_a_sandboxed_runs_grader_fails_and_others_fall_back_with_a_warning(monkeypatch, caplog):
     monkeypatch.setattr(grader_sandbox, "grader_engine", lambda: (None, "no Docker engine answers"))
     with pytest.raises(GraderFault, match="no Docker engine answers, and the grader of a sandboxed run"):
