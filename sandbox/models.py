@@ -144,6 +144,8 @@ class RunDiagnostic(models.Model):
     class Kind(models.TextChoices):
         STACKS = "stacks", "stack dump of every rank"
         MEMORY = "memory", "memory snapshot"
+        # Captured by the rank runtime at the first non-finite loss: display only, like every in-rank capture.
+        NONFINITE = "nonfinite", "first non-finite loss"
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="diagnostics")
     kind = models.CharField(max_length=10, choices=Kind.choices)

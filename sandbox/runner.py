@@ -40,6 +40,17 @@ FLUSH_SECONDS = 0.5
 FLUSH_BYTES = 64 * 1024
 MAX_DELIVERIES = 3
 TRUNCATION_MARKER = "\n[output truncated: the log of a run is capped at 2 MB]\n"
+POSTMORTEM_CAP = 64  # captures kept per run (one of each kind per rank is what a rank sends)
+POSTMORTEM_NOTES = {
+    protocol.POSTMORTEM_NONFINITE: "Captured automatically inside the program at its first non-finite loss "
+    "(reported by the program: display only, never used for grading).",
+    protocol.POSTMORTEM_MEMORY_AT_EXIT: "Captured automatically inside the program as it exited "
+    "(reported by the program: display only, never used for grading).",
+}
+POSTMORTEM_DIAGNOSTIC_KINDS = {
+    protocol.POSTMORTEM_NONFINITE: "nonfinite",
+    protocol.POSTMORTEM_MEMORY_AT_EXIT: RunDiagnostic.Kind.MEMORY,
+}
 
 
 @dataclass
@@ -63,6 +74,9 @@ class StreamState:
     container_memory: list[tuple[float, int]] = field(default_factory=list)
     tree_memory: list[tuple[float, int]] = field(default_factory=list)
     _latest_tree: dict[int, int] = field(default_factory=dict)
+    # The rank's own post-mortem captures: kept apart from the event stream (and its cap) because they
+    # become tool output, not chart points.
+    postmortems: list[dict] = field(default_factory=list)
 
     def add_line(self, line: str) -> None:
         event = protocol.decode(line)
@@ -83,6 +97,10 @@ class StreamState:
     def _add_event(self, data: dict) -> None:
         if protocol.is_measurement(data):
             self._measure(data)
+        elif data.get("kind") == protocol.POSTMORTEM:
+            if len(self.postmortems) < POSTMORTEM_CAP and data.get("what") in POSTMORTEM_NOTES:
+                self.postmortems.append(data)
+            return
         if self.event_seq >= EVENT_CAP:
             self.events_truncated = True
             return
@@ -299,6 +317,7 @@ def _execute(run: Run, backend: str, hostname: str, gpu_index: int | None = None
                 run_id=run.pk, kind=RunDiagnostic.Kind.STACKS, status=status, output=output,
                 finished_at=timezone.now(),
             )  # fmt: skip
+        record_postmortems(run.pk, state.postmortems)
         execution = box.finish()
         state.flush()
         if judge_for(run.purpose) is None:
@@ -310,6 +329,30 @@ def _execute(run: Run, backend: str, hostname: str, gpu_index: int | None = None
 
 DEADLINE_STACKS_SECONDS = 10
 DEADLINE_STACKS_NOTE = "Captured automatically at the deadline, just before the run was killed."
+
+
+def postmortem_diagnostics(captures: list[dict]) -> list[tuple[str, str]]:
+    """(diagnostic kind, output) per kind of capture, every rank's in one output like an asked-for dump.
+    The output's first lines are the one-line summaries, which the workspace shows as the title."""
+    grouped: dict[str, list[dict]] = {}
+    for capture in captures:
+        grouped.setdefault(str(capture["what"]), []).append(capture)
+    results = []
+    for what, items in grouped.items():
+        items.sort(key=lambda item: item.get("rank") if isinstance(item.get("rank"), int) else -1)
+        summaries = [f"rank {item.get('rank', '?')}: {item['summary']}" for item in items if item.get("summary")]
+        body = [f"=== rank {item.get('rank', '?')} ===\n{str(item.get('text', '')).rstrip()}" for item in items]
+        output = "\n".join([*summaries, POSTMORTEM_NOTES[what], *body])
+        results.append((POSTMORTEM_DIAGNOSTIC_KINDS[what], output[:200_000]))
+    return results
+
+
+def record_postmortems(run_id: int, captures: list[dict]) -> None:
+    now = timezone.now()
+    RunDiagnostic.objects.bulk_create(
+        RunDiagnostic(run_id=run_id, kind=kind, status="done", output=output, finished_at=now)
+        for kind, output in postmortem_diagnostics(captures)
+    )
 
 
 def stacks_at_deadline(box) -> tuple[str, str]:

@@ -4,6 +4,9 @@
 * SIGUSR2 → a memory snapshot is written to ``RUNDIR/diag/memory-rank{r}.txt``.
 * A background thread samples CUDA allocator statistics once torch has initialised CUDA.
 * Every ``optimizer.step()`` bumps a counter that is reported at most once per second and at exit.
+* The first non-finite loss given to ``report.step`` is captured with the offending layer, the batch and
+  the stacks (``postmortem.py``), and a memory snapshot is taken at normal exit; both are written to
+  ``RUNDIR/diag/`` and sent as ``postmortem`` events, so a run over in seconds is still examinable.
 * At exit, a process group the program left open is destroyed (torch aborts on some exits otherwise).
 * Candidate toggles: FAULTLINE_DETECT_ANOMALY, FAULTLINE_TRACEMALLOC, FAULTLINE_FAULTHANDLER_TIMEOUT.
 
@@ -30,7 +33,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from . import report
+from . import postmortem, report
 from .protocol import (
     ENV_DETECT_ANOMALY,
     ENV_FAULTHANDLER_TIMEOUT,
@@ -47,6 +50,7 @@ PROCESS_GROUP_CLOSE_S = 10.0
 COUNTER_MIN_INTERVAL_S = 1.0
 TOP_N = 15
 OPTIMIZER_MODULE = "torch.optim.optimizer"
+NN_MODULE = "torch.nn.modules.module"
 
 
 class _State:
@@ -58,6 +62,7 @@ class _State:
         self.stack_file: Any = None  # kept referenced: faulthandler only remembers the descriptor
         self.lock = threading.Lock()
         self.optimizer_hooked = False
+        self.nonfinite: postmortem.NonFiniteWatch | None = None
         self.steps = 0
         self.steps_reported = 0  # nothing to say until the first step; the exit report always goes out
         self.last_counter_emit = 0.0
@@ -113,6 +118,7 @@ def install() -> None:
     _guarded("stack dumps (SIGUSR1)", _install_stack_dumps)
     _guarded("memory snapshots (SIGUSR2)", _install_memory_snapshots)
     _guarded("optimizer step counter", _install_optimizer_watch)
+    _guarded("non-finite loss capture", _install_nonfinite_watch)
     _guarded("harness service thread", _start_service_thread)
     _guarded("fork hook", os.register_at_fork, after_in_child=_after_fork_in_child)
     _guarded("exit hook", atexit.register, _at_exit)
@@ -326,8 +332,10 @@ def _service_loop() -> None:
             now = time.monotonic()
             if now - last_tick >= SERVICE_TICK_S:
                 last_tick = now
-                if not _state.optimizer_hooked and OPTIMIZER_MODULE in sys.modules:
+                if not _state.optimizer_hooked and _fully_imported(OPTIMIZER_MODULE):
                     _guarded("optimizer step counter", _hook_optimizer_module, sys.modules[OPTIMIZER_MODULE])
+                if _state.nonfinite is None and _fully_imported(NN_MODULE):
+                    _guarded("non-finite loss capture", _hook_nn_module, sys.modules[NN_MODULE])
                 _guarded("cuda memory sampling", _sample_cuda)
                 _flush_counter(force=False)
         except Exception as exc:  # noqa: BLE001 - keep serving; warn once
@@ -335,11 +343,20 @@ def _service_loop() -> None:
             time.sleep(SERVICE_TICK_S)
 
 
+def _fully_imported(name: str) -> bool:
+    # A module is in sys.modules while its code still runs (on the main thread, during ``import torch``);
+    # this thread must wait for the end rather than find half of its functions.
+    module = sys.modules.get(name)
+    spec = getattr(module, "__spec__", None)
+    return module is not None and not getattr(spec, "_initializing", False)
+
+
 # ---- optimizer step counter --------------------------------------------------------------------------
 
 
 class _OptimizerModuleWatcher(importlib.abc.MetaPathFinder):
-    """Hooks torch's optimizer module the moment it is imported, without importing torch ourselves.
+    """Hooks torch's optimizer module (and ``nn.Module``'s, for the non-finite watch) the moment it is
+    imported, without importing torch ourselves.
 
     The global step post-hook fires for every Optimizer subclass (torch wraps each subclass's ``step``
     on construction), which patching ``Optimizer.step`` itself would miss because subclasses override it.
@@ -348,16 +365,21 @@ class _OptimizerModuleWatcher(importlib.abc.MetaPathFinder):
     def find_spec(
         self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
     ) -> importlib.machinery.ModuleSpec | None:
-        if fullname != OPTIMIZER_MODULE or _state.optimizer_hooked:
+        hook = _pending_import_hook(fullname)
+        if hook is None:
             return None
         try:
-            return self._hooked_spec(fullname, path, target)
+            return self._hooked_spec(fullname, path, target, hook)
         except Exception as exc:  # noqa: BLE001 - let the normal import machinery take over
-            _warn("optimizer step counter", exc)
+            _warn(f"import hook for {fullname}", exc)
             return None
 
     def _hooked_spec(
-        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None
+        self,
+        fullname: str,
+        path: Sequence[str] | None,
+        target: ModuleType | None,
+        hook: Callable[[ModuleType], None],
     ) -> importlib.machinery.ModuleSpec | None:
         for finder in sys.meta_path:
             if finder is self or not hasattr(finder, "find_spec"):
@@ -374,7 +396,7 @@ class _OptimizerModuleWatcher(importlib.abc.MetaPathFinder):
 
         def exec_module(module: ModuleType) -> None:
             original(module)
-            _guarded("optimizer step counter", _hook_optimizer_module, module)
+            _guarded(f"import hook for {fullname}", hook, module)
 
         try:
             loader.exec_module = exec_module  # type: ignore[union-attr]
@@ -383,12 +405,25 @@ class _OptimizerModuleWatcher(importlib.abc.MetaPathFinder):
         return spec
 
 
+def _pending_import_hook(fullname: str) -> Callable[[ModuleType], None] | None:
+    if fullname == OPTIMIZER_MODULE and not _state.optimizer_hooked:
+        return _hook_optimizer_module
+    if fullname == NN_MODULE and _state.nonfinite is None:
+        return _hook_nn_module
+    return None
+
+
+def _ensure_import_watcher() -> None:
+    if not any(isinstance(finder, _OptimizerModuleWatcher) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _OptimizerModuleWatcher())
+
+
 def _install_optimizer_watch() -> None:
     module = sys.modules.get(OPTIMIZER_MODULE)
     if module is not None:
         _hook_optimizer_module(module)
     else:
-        sys.meta_path.insert(0, _OptimizerModuleWatcher())
+        _ensure_import_watcher()
 
 
 def _hook_optimizer_module(module: ModuleType) -> None:
@@ -397,6 +432,76 @@ def _hook_optimizer_module(module: ModuleType) -> None:
             return
         module.register_optimizer_step_post_hook(_on_optimizer_step)
         _state.optimizer_hooked = True
+
+
+# ---- post-mortem: first non-finite loss, memory at exit -----------------------------------------------
+
+
+def _install_nonfinite_watch() -> None:
+    report.step_observer = _on_report_step
+    module = sys.modules.get(NN_MODULE)
+    if module is not None:
+        _hook_nn_module(module)
+    else:
+        _ensure_import_watcher()
+
+
+def _hook_nn_module(module: ModuleType) -> None:
+    # The global hook registry lives in torch.nn.modules.module, which is all this needs of torch; the
+    # rest of torch is looked up on the first hook call, after ``import torch`` has finished.
+    with _state.lock:
+        if _state.nonfinite is not None:
+            return
+        watch = postmortem.NonFiniteWatch(sys.modules["torch"])
+        watch.install(module)
+        _state.nonfinite = watch
+
+
+def _on_report_step(step: int, loss: object) -> None:
+    watch = _state.nonfinite
+    if watch is None or not _is_owner():
+        return
+    try:
+        capture = watch.end_step(step, loss, postmortem.stacks_text)
+    except Exception as exc:  # noqa: BLE001 - a failed capture must not break the program's reporting
+        _warn("non-finite loss capture", exc)
+        return
+    if capture is None:
+        return
+    if _state.diag_dir is not None:
+        _guarded("non-finite loss capture file", _write_diag, postmortem.capture_file_name(_state.rank), capture.text)
+    report.emit(
+        {
+            "kind": postmortem.KIND,
+            "what": postmortem.NONFINITE,
+            "step": capture.step,
+            "layer": capture.layer,
+            "summary": capture.summary,
+            "text": capture.text,
+        }
+    )
+    try:
+        sys.stderr.write(f"faultline-harness: {capture.summary} (details in the run's tool output)\n")
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _write_diag(name: str, text: str) -> None:
+    assert _state.diag_dir is not None
+    _state.diag_dir.mkdir(parents=True, exist_ok=True)
+    postmortem.write_text(_state.diag_dir / name, text)
+
+
+def _memory_snapshot_at_exit() -> None:
+    if not _is_owner():
+        return
+    text = memory_snapshot_text()
+    if _state.diag_dir is not None:
+        _guarded("memory snapshot at exit", _write_diag, memory_file_name(_state.rank), text)
+    if len(text) > postmortem.TEXT_CAP:
+        text = text[: postmortem.TEXT_CAP] + "\n... (cut)\n"
+    report.emit({"kind": postmortem.KIND, "what": postmortem.MEMORY_AT_EXIT, "text": text})
 
 
 def _on_optimizer_step(_optimizer: object, _args: object, _kwargs: object) -> None:
@@ -422,6 +527,9 @@ def _flush_counter(force: bool) -> None:
 
 def _at_exit() -> None:
     _guarded("optimizer step counter", _flush_counter, True)
+    # Guarded like everything here: a failing snapshot must not change the exit status or bury the
+    # program's own traceback (which Python has printed by the time atexit handlers run).
+    _guarded("memory snapshot at exit", _memory_snapshot_at_exit)
     _guarded("process group shutdown", _close_process_group)
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from .protocol import encode, jsonable
@@ -28,6 +29,8 @@ __all__ = ["metric", "step"]
 
 _RESERVED = frozenset({"kind", "t", "rank", "step"})
 _lock = threading.Lock()
+# Set by the rank runtime (post-mortem of the first non-finite loss); None when run by hand.
+step_observer: Callable[[int, Any], None] | None = None
 
 
 def _reset_lock_after_fork() -> None:
@@ -79,6 +82,12 @@ def step(
     for name, value in metrics.items():
         event[name] = jsonable(value)
     emit(event)
+    observer = step_observer
+    if observer is not None:
+        try:
+            observer(event["step"], event["loss"])
+        except Exception:  # noqa: BLE001 - the observer reports its own failures; reporting must go on
+            pass
 
 
 def metric(name: str, value: Any, step: int | None = None) -> None:
