@@ -16,6 +16,7 @@ from labs.checks import localized
 from labs.loader import latest_version
 from labs.models import Attempt, Lab, LabRun
 from labs.presenters import attempt_payload, file_diffs, pick, sealed_for
+from labs.progress import current_stage
 from labs.scoring import FORMULA
 from questions.rendering import render_markdown
 
@@ -93,6 +94,8 @@ def workspace(request: HttpRequest, pk: int) -> HttpResponse:
         {
             "attempt": attempt,
             "payload": attempt_payload(attempt, get_language()),
+            # The editor's side-by-side diff compares with these in the page, without a round trip.
+            "originals": services.original_files(attempt),
             "briefing_html": briefing_html(attempt.version.spec, get_language()),
             "formula": FORMULA,
             "ui": workspace_strings(),
@@ -123,6 +126,13 @@ def workspace_strings() -> dict[str, str]:
         "took": _(" in {seconds} s"),
         "first_nonfinite": _("First non-finite value ({value}) at step {step}, {rank}: marked × on the chart."),
         "steps_per_second": _("steps/s (from report times)"),
+        "tool_stacks": _("stack dump"),
+        "tool_memory": _("memory snapshot"),
+        "tool_nonfinite": _("first non-finite loss"),
+        "nonfinite_in_layer": _("rank {rank}, step {step}, in layer {layer}"),
+        "nonfinite_outside": _("rank {rank}, step {step}, outside every layer (in the loss or other code)"),
+        "captured_in_program": _("captured automatically inside the program; shown to you, never graded"),
+        "captured_at_deadline": _("captured automatically at the deadline"),
         "log_not_found": _("not in the log"),
         "log_line": _("line {line}"),
         "exit_codes": _(" — exit codes {codes}"),
@@ -170,6 +180,7 @@ def fix_result(request: HttpRequest, pk: int, run_pk: int) -> HttpResponse:
             "title": pick(attempt.version.spec["title"], language),
             "points": points,
             "checks": [localized(check) for check in lab_run.checks],
+            "stage": current_stage(lab_run),
             "diagnosis": detail,
             "sealed": sealed,
             "formula": FORMULA,

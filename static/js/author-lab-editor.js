@@ -1,4 +1,4 @@
-// Lab draft editor: a file tree, the workspace's textarea editor, save with the draft's revision
+// Lab draft editor: a file tree, the workspace's code editor, save with the draft's revision
 // (a stale save is refused and the text stays here), and a debounced server-side parse that puts
 // the loadlabs parser's errors next to the file and line they name.
 (function () {
@@ -17,7 +17,6 @@
   let checkTimer = null;
   let checkSeq = 0;
   const input = $("code-input");
-  const highlight = $("code-highlight");
 
   const { csrf } = window.faultlineApi;
 
@@ -38,13 +37,19 @@
     return fields || error.message || "";
   }
 
-  // ---- editor (the workspace's textarea over a highlighted copy) ------------------------------
-  function paint() {
-    highlight.className = current.endsWith(".py") ? "language-python" : "language-none";
-    highlight.textContent = input.value + (input.value.endsWith("\n") ? " " : "");
-    if (window.Prism && current.endsWith(".py")) window.Prism.highlightElement(highlight);
-    markLines();
-  }
+  // ---- editor (the workspace's CodeMirror component; the textarea when its bundle is missing) --------
+  // The textarea stays the copy that saving and checking read, kept equal to the editor on each change.
+  const editor = window.FaultlineEditor
+    ? window.FaultlineEditor.create($("code-editor"), {
+        label: input.getAttribute("aria-label"),
+        onChange: (name, text) => {
+          input.value = text;
+          files[current] = text;
+          changed();
+        },
+      })
+    : null;
+  if (editor) input.hidden = true;
 
   function group(name) {
     if (!name.includes("/")) return "";
@@ -90,9 +95,10 @@
     if (!initial && current in files) files[current] = input.value;
     current = name;
     input.value = files[current] || "";
+    if (editor) editor.open(current, input.value);
     $("current-file").textContent = current;
     renderTree();
-    paint();
+    markLines();
     if (line) goToLine(line);
   }
 
@@ -101,6 +107,10 @@
   }
 
   function goToLine(line) {
+    if (editor) {
+      editor.goToLine(line);
+      return;
+    }
     const lines = input.value.split("\n");
     let offset = 0;
     for (let i = 0; i < Math.min(line - 1, lines.length); i++) offset += lines[i].length + 1;
@@ -112,6 +122,10 @@
 
   // A red bar on every line the parser named in this file, kept in place while scrolling.
   function markLines() {
+    if (editor) {
+      editor.markLines(problems.filter((p) => p.file === current && p.line).map((p) => ({ line: p.line, title: p.where + ": " + p.problem })));
+      return;
+    }
     const marks = $("line-marks");
     marks.replaceChildren();
     const top = parseFloat(getComputedStyle(input).paddingTop) || 0;
@@ -172,13 +186,15 @@
 
   input.addEventListener("input", () => {
     files[current] = input.value;
-    paint();
     changed();
   });
-  input.addEventListener("scroll", () => {
-    highlight.parentElement.scrollTop = input.scrollTop;
-    highlight.parentElement.scrollLeft = input.scrollLeft;
-    markLines();
+  input.addEventListener("scroll", markLines);
+  // Ctrl+S saves from the editor too (its keys bubble up from inside the box).
+  $("code-editor").addEventListener("keydown", (event) => {
+    if ((event.ctrlKey || event.metaKey) && event.key === "s" && event.target !== input) {
+      event.preventDefault();
+      save();
+    }
   });
   input.addEventListener("keydown", (event) => {
     if (event.key === "Tab" && !event.shiftKey) {

@@ -16,14 +16,31 @@
   let live = null; // {id, logSeq, eventSeq, timer}
   const $ = (id) => document.getElementById(id);
   const input = $("code-input");
-  const highlight = $("code-highlight");
 
 
 
   // ---- editor -------------------------------------------------------------------------
-  function paint() {
-    highlight.textContent = input.value + (input.value.endsWith("\n") ? " " : "");
-    if (window.Prism) window.Prism.highlightElement(highlight);
+  // CodeMirror (static/vendor/codemirror/faultline-editor.js, built by `manage.py vendorstatic`) takes
+  // the textarea's place when its bundle loaded. The textarea stays the copy that saving, running and
+  // tab switches read, kept equal to the editor on every change, so without the bundle the page still
+  // edits and submits through the plain field.
+  const editor = window.FaultlineEditor
+    ? window.FaultlineEditor.create($("code-editor"), {
+        label: input.getAttribute("aria-label"),
+        describedBy: "editor-help",
+        onChange: (name, text) => {
+          input.value = text;
+          edited();
+        },
+      })
+    : null;
+  if (editor) input.hidden = true;
+
+  function edited() {
+    files[current] = input.value;
+    dirty = true;
+    $("save-state").textContent = t("unsaved");
+    if (editor && !$("diff-view").hidden) scheduleDiff();
   }
 
   function renderTabs() {
@@ -46,27 +63,39 @@
 
   function openFile() {
     input.value = files[current] || "";
+    if (editor) editor.open(current, input.value);
     renderTabs();
-    paint();
   }
 
-  input.addEventListener("input", () => {
-    files[current] = input.value;
-    dirty = true;
-    $("save-state").textContent = t("unsaved");
-    paint();
-  });
-  input.addEventListener("scroll", () => {
-    highlight.parentElement.scrollTop = input.scrollTop;
-    highlight.parentElement.scrollLeft = input.scrollLeft;
-  });
+  // Opens `name` (a path as the attempt names it) with the cursor at the start of `line`.
+  function goToLine(name, line) {
+    if (!(name in files)) return;
+    if (name !== current) {
+      files[current] = input.value;
+      current = name;
+      openFile();
+    }
+    if (editor) {
+      editor.goToLine(line);
+      return;
+    }
+    const lines = input.value.split("\n");
+    const at = lines.slice(0, Math.max(0, Math.min(line, lines.length) - 1)).reduce((n, l) => n + l.length + 1, 0);
+    input.focus();
+    input.setSelectionRange(at, at);
+  }
+
+  input.addEventListener("input", edited);
+  // The plain textarea follows the editor's keys: Tab indents, Escape then Tab leaves.
+  let escaped = false;
   input.addEventListener("keydown", (event) => {
-    if (event.key === "Tab" && !event.shiftKey) {
+    if (event.key === "Tab" && !event.shiftKey && !escaped) {
       event.preventDefault();
       const start = input.selectionStart;
       input.setRangeText("    ", start, input.selectionEnd, "end");
       input.dispatchEvent(new Event("input"));
     }
+    escaped = event.key === "Escape";
   });
 
   async function save() {
@@ -85,8 +114,52 @@
     files = Object.assign({}, data.files);
     current = attempt.entry;
     dirty = false;
+    if (editor) editor.forget();
     openFile();
+    if (editor && !$("diff-view").hidden) showDiff();
   });
+
+  // Side by side, original on the left, for each file that differs. It is drawn from the page's copy
+  // of the original program and follows the edits while it is open.
+  const originals = JSON.parse($("original-files").textContent);
+  let diffViews = [];
+  let diffTimer = null;
+  function scheduleDiff() {
+    window.clearTimeout(diffTimer);
+    diffTimer = window.setTimeout(showDiff, 400);
+  }
+  function showDiff() {
+    const view = $("diff-view");
+    for (const merge of diffViews) merge.destroy();
+    diffViews = [];
+    view.replaceChildren();
+    const names = Array.from(new Set(Object.keys(originals).concat(Object.keys(files)))).sort();
+    for (const name of names) {
+      const before = originals[name] || "";
+      const after = files[name] || "";
+      if (before === after) continue;
+      const heading = document.createElement("h3");
+      heading.textContent = name;
+      const box = document.createElement("div");
+      box.className = "diff-pair";
+      view.append(heading, box);
+      diffViews.push(
+        window.FaultlineEditor.diff(box, {
+          name: name,
+          original: before,
+          modified: after,
+          originalLabel: view.dataset.originalLabel + ": " + name,
+          modifiedLabel: view.dataset.yoursLabel + ": " + name,
+        }),
+      );
+    }
+    if (!diffViews.length) {
+      const empty = document.createElement("p");
+      empty.className = "empty";
+      empty.textContent = view.dataset.empty;
+      view.append(empty);
+    }
+  }
   $("diff-btn").addEventListener("click", async () => {
     const view = $("diff-view");
     if (!view.hidden) {
@@ -94,11 +167,16 @@
       return;
     }
     try {
+      view.hidden = false; // the merge view measures its lines, which needs a visible box
+      if (editor) {
+        files[current] = input.value;
+        showDiff();
+        return;
+      }
+      // Without the bundle: the server's unified diff of the saved files.
       if (dirty) await save();
       const response = await fetch(root.dataset.diffUrl, { credentials: "same-origin" });
       view.innerHTML = await response.text();
-      view.hidden = false;
-      if (window.Prism) window.Prism.highlightAllUnder(view);
     } catch (error) {
       showError(error);
     }
@@ -238,6 +316,8 @@
 
   const ACTIVE = ["queued", "starting", "running", "grading"];
   function describe(run) {
+    // While it waits, runs or is graded, the server says where it stands (queue position, check k of n).
+    if (run.stage && ACTIVE.includes(run.status)) return run.stage;
     if (run.status === "queued") return run.queue_position ? t("queued", { ahead: run.queue_position }) : t("queued_next");
     if (run.status === "error") return t("platform_error", { error: run.error });
     let text = run.outcome;
@@ -274,7 +354,9 @@
       addEvents(data.events);
       live.eventSeq = data.events[data.events.length - 1].seq;
     }
-    $("run-state").textContent = describe(data);
+    const state = describe(data);
+    // Unchanged words are not rewritten: the live region would announce them again every second.
+    if ($("run-state").textContent !== state) $("run-state").textContent = state;
     showDiagnostics(data.diagnostics);
     const active = ACTIVE.includes(data.status);
     setRunning(active);
@@ -290,18 +372,69 @@
     }
   }
 
+  // A frame names a file and line as faulthandler writes it (`File "/…/train.py", line 42`) or as py-spy
+  // and tracemalloc do (`train.py:42`). Frames in the attempt's own files become buttons that open the
+  // file at that line; library frames stay text.
+  const FRAME_RE = /File "([^"\n]+)", line (\d+)|([\w./-]+\.py):(\d+)/g;
+  function fileNamed(path) {
+    if (path in files) return path;
+    return Object.keys(files).find((name) => path.endsWith("/" + name)) || null;
+  }
+  function linkFrames(pre, text) {
+    let at = 0;
+    for (const match of text.matchAll(FRAME_RE)) {
+      const name = fileNamed(match[1] || match[3]);
+      if (!name) continue;
+      const line = Number(match[2] || match[4]);
+      const button = document.createElement("button");
+      button.type = "button";
+      button.className = "frame-link";
+      button.textContent = match[0];
+      button.dataset.file = name;
+      button.dataset.line = String(line);
+      button.addEventListener("click", () => goToLine(name, line));
+      pre.append(text.slice(at, match.index), button);
+      at = match.index + match[0].length;
+    }
+    pre.append(text.slice(at));
+  }
+
+  // Redrawn only when a dump changed: polling every second would otherwise take the focus (and the
+  // scroll position) away from a frame the keyboard is on.
+  let shownDiagnostics = "";
+  // A tool output's title: the tool's name, and for the automatic first-non-finite capture what it found
+  // ("rank 0: first non-finite loss at step N in layer X", the output's first lines, written by the runner).
+  const NONFINITE_RE = /^rank (\S+): first non-finite loss at step (\d+) (?:in layer (.+)|outside any module's forward)$/;
+  function toolTitle(kind, output) {
+    const name = T["tool_" + kind] ? t("tool_" + kind) : kind;
+    const text = output || "";
+    const found = [];
+    for (const line of text.split("\n")) {
+      const m = NONFINITE_RE.exec(line);
+      if (!m) break;
+      found.push(m[3] ? t("nonfinite_in_layer", { rank: m[1], step: m[2], layer: m[3] }) : t("nonfinite_outside", { rank: m[1], step: m[2] }));
+    }
+    if (found.length) return name + ": " + found.join("; ") + " · " + t("captured_in_program");
+    if (text.startsWith("Captured automatically inside the program")) return name + " · " + t("captured_in_program");
+    if (text.startsWith("Captured automatically at the deadline")) return name + " · " + t("captured_at_deadline");
+    return name;
+  }
+
   function showDiagnostics(diagnostics) {
+    const shown = JSON.stringify(diagnostics);
+    if (shown === shownDiagnostics) return;
+    shownDiagnostics = shown;
     const box = $("tool-output");
     box.replaceChildren();
     for (const d of diagnostics) {
       const details = document.createElement("details");
       details.open = true;
       const summary = document.createElement("summary");
-      summary.textContent = d.kind + " · " + d.status;
+      summary.textContent = toolTitle(d.kind, d.output) + " · " + d.status;
       const pre = document.createElement("pre");
       pre.className = "tool-output";
       pre.tabIndex = 0; // a long dump scrolls inside its box, which the keyboard must reach too
-      pre.textContent = d.output || "…";
+      linkFrames(pre, d.output || "…");
       details.append(summary, pre);
       box.appendChild(details);
     }
@@ -326,6 +459,7 @@
     $("log-find-state").textContent = "";
     searchFrom = 0;
     $("tool-output").replaceChildren();
+    shownDiagnostics = "";
     resetCharts();
     for (const key of Object.keys(lastStep)) delete lastStep[key];
     live = { id: run.id, logSeq: 0, eventSeq: 0, timer: null };
@@ -498,23 +632,30 @@
     for (const item of items) {
       const li = document.createElement("li");
       const when = new Date(item.at).toLocaleTimeString();
-      if (item.type === "tool") li.textContent = when + " · " + item.tool + " (" + item.status + ")";
-      else if (item.type === "hint") li.textContent = when + " · " + t("hint_item", { n: item.index + 1, cost: item.cost });
+      if (item.type === "tool") {
+        // Linked to its run: opening the run lists this output, stacks and statistics included, below the log.
+        const text = when + " · " + toolTitle(item.tool, item.output) + " (" + item.status + ")";
+        const owner = items.find((other) => (other.type === "run" || other.type === "fix") && other.id === item.run);
+        if (owner) li.appendChild(runLink(owner, text));
+        else li.textContent = text;
+      } else if (item.type === "hint") li.textContent = when + " · " + t("hint_item", { n: item.index + 1, cost: item.cost });
       else if (item.type === "diagnosis")
         li.textContent = when + " · " + (item.score === null ? t("diagnosis_sent") : t("diagnosis_item", { score: item.score }));
-      else {
-        const link = document.createElement("a");
-        link.href = "#";
-        link.textContent = when + " · " + describe(item);
-        link.addEventListener("click", (event) => {
-          event.preventDefault();
-          if (item.type === "fix") window.location.href = root.dataset.resultUrl.replace(/\/0\/$/, "/" + item.id + "/");
-          else follow(item);
-        });
-        li.appendChild(link);
-      }
+      else li.appendChild(runLink(item, when + " · " + describe(item)));
       list.appendChild(li);
     }
+  }
+
+  function runLink(item, text) {
+    const link = document.createElement("a");
+    link.href = "#";
+    link.textContent = text;
+    link.addEventListener("click", (event) => {
+      event.preventDefault();
+      if (item.type === "fix") window.location.href = root.dataset.resultUrl.replace(/\/0\/$/, "/" + item.id + "/");
+      else follow(item);
+    });
+    return link;
   }
 
   function renderAttempt() {

@@ -24,7 +24,7 @@ from labs.loader import load_labs
 from labs.models import Attempt, Lab
 from labs.spec import load_lab
 from tests.conftest import PASSWORD, make_user
-from tests.e2e.conftest import log_in
+from tests.e2e.conftest import fill_editor, log_in
 from tests.labs.helpers import publish
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -72,13 +72,16 @@ def test_author_loop(page, browser, live_server, authoring_worker, screenshot_di
     text = editor.input_value()
     assert RANGE in text
     # 2. … first the wrong way round: the parser's error appears next to its line, then is fixed.
-    editor.fill(text.replace(RANGE, "ckpt_seed: {int: [50000, 1]}"))
+    fill_editor(page, text.replace(RANGE, "ckpt_seed: {int: [50000, 1]}"))
     expect(page.locator("#check-state")).to_have_text("1 problem(s)")
     expect(page.locator("#problems")).to_contain_text("params.ckpt_seed.int: must be [low, high] with low <= high")
     line = next(i for i, row in enumerate(text.splitlines(), 1) if RANGE in row)
     expect(page.locator("#problems")).to_contain_text(f"lab.yaml · line {line}")
+    # The editor draws only the lines in view: the problem's link brings its line there, marked.
+    page.locator("#problems button.problem").first.click()
     expect(page.locator(".line-mark")).to_have_count(1)
-    editor.fill(text.replace(RANGE, "ckpt_seed: {int: [1, 50000]}"))
+    expect(page.locator(".line-mark")).to_contain_text("[50000, 1]")  # on the line the parser named
+    fill_editor(page, text.replace(RANGE, "ckpt_seed: {int: [1, 50000]}"))
     expect(page.locator("#check-state")).to_have_text("loadlabs accepts this folder")
     expect(page.locator(".line-mark")).to_have_count(0)
     page.get_by_role("button", name="Save", exact=True).click()

@@ -3,6 +3,8 @@ folder's browser tests share one Playwright (its sync API refuses a second one w
 
 from __future__ import annotations
 
+from playwright.sync_api import expect
+
 
 def log_in(page, username: str, password: str) -> None:
     page.goto("/accounts/login/")
@@ -10,3 +12,10 @@ def log_in(page, username: str, password: str) -> None:
     page.get_by_label("Password").fill(password)
     page.get_by_role("button", name="Log in").click()
     page.wait_for_url("**/")
+
+
+def fill_editor(page, text: str) -> None:
+    """Put ``text`` in place of the open file in the workspace's code editor, as one paste would, and
+    wait until the editor holds exactly that (it copies its text to the hidden ``#code-input``)."""
+    page.locator("#code-editor .cm-content").fill(text)
+    expect(page.locator("#code-input")).to_have_value(text)

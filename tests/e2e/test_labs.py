@@ -20,7 +20,7 @@ from labs.models import Attempt, Lab
 from labs.render import choose_params
 from labs.services import program_for
 from tests.conftest import PASSWORD, make_user
-from tests.e2e.conftest import log_in
+from tests.e2e.conftest import fill_editor, log_in
 from tests.labs.helpers import publish
 from tests.sandbox.helpers import in_background, log_of
 
@@ -130,7 +130,7 @@ def diagnose(page, attempt: Attempt) -> None:
 def apply_files(page, files: dict[str, str]) -> None:
     for name, text in files.items():
         page.locator("#file-tabs button", has_text=name).click()
-        page.locator("#code-input").fill(text)
+        fill_editor(page, text)
 
 
 def describe_fix(attempt: Attempt) -> str:

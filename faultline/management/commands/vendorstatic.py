@@ -1,12 +1,14 @@
-"""Copy the front-end libraries installed by npm into static/vendor/.
+"""Copy the front-end libraries installed by npm into static/vendor/, and bundle the ones that
+ship only as ES modules.
 
 They come from the npm registry through package.json and package-lock.json;
-nothing third-party is committed, so this runs as part of setup.
+nothing third-party is committed, so this runs as part of setup (and of `make test`).
 """
 
 from __future__ import annotations
 
 import shutil
+import subprocess
 from pathlib import Path
 
 from django.conf import settings
@@ -28,6 +30,7 @@ VENDOR_FILES: dict[str, tuple[str, list[str]]] = {
             "LICENSE",
         ],
     ),
+    "codemirror": ("codemirror", ["LICENSE"]),
     "swagger-ui": (
         "swagger-ui-dist",
         [
@@ -41,6 +44,30 @@ VENDOR_FILES: dict[str, tuple[str, list[str]]] = {
         ],
     ),
 }
+
+# bundle under static/vendor -> our entry module under static/. CodeMirror 6 is split over many ES
+# module packages; esbuild (a devDependency) joins them into one script our pages load as it is.
+BUNDLES: dict[str, str] = {
+    "codemirror/faultline-editor.js": "js/src/editor-entry.js",
+}
+
+
+def build_bundle(base_dir: Path, entry: Path, destination: Path) -> None:
+    """Bundle ``entry`` into ``destination``, written only when its bytes change, so collectstatic
+    and browser caches see the same file across re-runs."""
+    # Run as its own program: after its install script it is the native binary, before it a node
+    # script with a shebang, and either way it executes.
+    esbuild = base_dir / "node_modules" / ".bin" / "esbuild"
+    if not esbuild.is_file():
+        raise CommandError("esbuild is missing from node_modules (run `npm ci`)")
+    command = [str(esbuild), str(entry), "--bundle", "--format=iife", "--minify", "--target=es2020",
+               "--log-level=error"]  # fmt: skip
+    result = subprocess.run(command, cwd=base_dir, capture_output=True, check=False)
+    if result.returncode != 0:
+        raise CommandError(f"esbuild could not bundle {entry}:\n{result.stderr.decode(errors='replace')}")
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    if not destination.exists() or destination.read_bytes() != result.stdout:
+        destination.write_bytes(result.stdout)
 
 
 class Command(BaseCommand):
@@ -62,4 +89,9 @@ class Command(BaseCommand):
                     shutil.copyfile(source, destination)
         if missing:
             raise CommandError("front-end packages missing from node_modules (run `npm ci`): " + ", ".join(missing))
-        self.stdout.write(f"vendored {len(VENDOR_FILES)} front-end packages into {target_root}")
+        static_root = Path(settings.BASE_DIR) / "static"
+        for bundle, entry in BUNDLES.items():
+            build_bundle(Path(settings.BASE_DIR), static_root / entry, target_root / bundle)
+        self.stdout.write(
+            f"vendored {len(VENDOR_FILES)} front-end packages and built {len(BUNDLES)} bundle(s) into {target_root}"
+        )
