@@ -24,20 +24,18 @@ from __future__ import annotations
 
 import socket
 import struct
-import tempfile
 import threading
 import time
 from pathlib import Path
 
 from . import peers
+from .socketservice import SocketService, recv_exact
 
 REQUEST = struct.Struct("<BHQ")
 ANSWER = struct.Struct("<BQ")
 SAVE, LATEST, LOAD = 1, 2, 3
 OK, MISSING, REFUSED = 0, 1, 2
 SOCKET_NAME = "checkpoint-store.sock"
-MAX_SOCKET_PATH = 100  # sun_path holds 108 bytes; a longer run folder gets a temp dir
-MAX_CONNECTIONS = 64
 MAX_NAME = 200
 MAX_CHECKPOINT = 64 * 1024 * 1024
 MAX_STORED = 256 * 1024 * 1024  # the store's memory is the container's: a bound, not a real quota
@@ -45,37 +43,26 @@ CHUNK = 64 * 1024
 LIMITS = {"mb_per_s": (0.01, 1000.0)}
 
 
-class CheckpointStore:
+class CheckpointStore(SocketService):
     """Bind in the constructor (no thread yet: ranks are created right after); ``set_ranks`` once the ranks
     exist, then ``start``. Connections made before that wait in the backlog."""
 
+    socket_name = SOCKET_NAME
+    thread_name = "fl-checkpoint-store"
+
     def __init__(self, folder: Path, mb_per_s: float) -> None:
+        super().__init__(folder)
         self.bytes_per_s = mb_per_s * 1e6
         self._lock = threading.Lock()
         self._bandwidth = threading.Lock()  # the store's one write path
-        self._connections = threading.BoundedSemaphore(MAX_CONNECTIONS)
         self._stored: dict[str, bytes] = {}
         self._saves = 0
         self._loads: dict[int, int] = {}
         self._rank_pids: peers.RankPids = {}
-        self._closed = threading.Event()
-        path = Path(folder) / SOCKET_NAME
-        self._own_dir: Path | None = None
-        if len(str(path)) > MAX_SOCKET_PATH:
-            self._own_dir = Path(tempfile.mkdtemp(prefix="fl-ckpt-"))
-            self._own_dir.chmod(0o755)
-            path = self._own_dir / SOCKET_NAME
-        self.path = path
-        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self._listener.bind(str(path))
-        self._listener.listen(128)
 
     def set_ranks(self, pids: peers.RankPids) -> None:
         """``{pid: (rank, start ticks)}`` of the rank processes: a connection counts for the rank it descends from."""
         self._rank_pids = dict(pids)
-
-    def fileno(self) -> int:
-        return self._listener.fileno()
 
     def counts(self) -> dict[str, int]:
         with self._lock:
@@ -86,64 +73,28 @@ class CheckpointStore:
             counts["min_rank_loads"] = min((self._loads.get(rank, 0) for rank in ranks), default=0)
             return counts
 
-    def start(self) -> None:
-        threading.Thread(target=self._accept, name="fl-checkpoint-store", daemon=True).start()
-
-    def stop(self) -> dict[str, int]:
-        self._closed.set()
-        try:
-            self._listener.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-        self._listener.close()
-        try:
-            self.path.unlink()
-        except OSError:
-            pass
-        if self._own_dir is not None:
-            try:
-                self._own_dir.rmdir()
-            except OSError:
-                pass
-        return self.counts()
-
-    def _accept(self) -> None:
+    def serve(self, conn: socket.socket) -> None:
+        rank = peers.rank_of(peers.peer_pid(conn), self._rank_pids)
         while not self._closed.is_set():
-            try:
-                conn, _ = self._listener.accept()
-            except OSError:
+            header = recv_exact(conn, REQUEST.size)
+            if header is None:
                 return
-            self._connections.acquire()
-            threading.Thread(target=self._serve, args=(conn,), name="fl-checkpoint-conn", daemon=True).start()
-
-    def _serve(self, conn: socket.socket) -> None:
-        try:
-            with conn:
-                rank = peers.rank_of(peers.peer_pid(conn), self._rank_pids)
-                while not self._closed.is_set():
-                    header = _recv_exact(conn, REQUEST.size)
-                    if header is None:
-                        return
-                    op, name_len, size = REQUEST.unpack(header)
-                    raw_name = _recv_exact(conn, name_len) if name_len <= MAX_NAME else None
-                    name = _name(raw_name)
-                    if name is None or op not in (SAVE, LATEST, LOAD) or (op != SAVE and size):
-                        return  # not the protocol: close rather than guess where the next request starts
-                    if op == SAVE:
-                        status, body = self._save(conn, name, size)
-                        if status is None:
-                            return
-                    elif op == LATEST:
-                        with self._lock:
-                            names = [n for n in self._stored if n.startswith(name)]
-                        status, body = (OK, max(names).encode()) if names else (MISSING, b"")
-                    else:
-                        status, body = self._load(name, rank)
-                    conn.sendall(ANSWER.pack(status, len(body)) + body)
-        except OSError:
-            return
-        finally:
-            self._connections.release()
+            op, name_len, size = REQUEST.unpack(header)
+            raw_name = recv_exact(conn, name_len) if name_len <= MAX_NAME else None
+            name = _name(raw_name)
+            if name is None or op not in (SAVE, LATEST, LOAD) or (op != SAVE and size):
+                return  # not the protocol: close rather than guess where the next request starts
+            if op == SAVE:
+                status, body = self._save(conn, name, size)
+                if status is None:
+                    return
+            elif op == LATEST:
+                with self._lock:
+                    names = [n for n in self._stored if n.startswith(name)]
+                status, body = (OK, max(names).encode()) if names else (MISSING, b"")
+            else:
+                status, body = self._load(name, rank)
+            conn.sendall(ANSWER.pack(status, len(body)) + body)
 
     def _save(self, conn: socket.socket, name: str, size: int) -> tuple[int | None, bytes]:
         if not name or size > MAX_CHECKPOINT:
@@ -190,13 +141,3 @@ def _name(raw: bytes | None) -> str | None:
     except UnicodeDecodeError:
         return None
     return name if name.isprintable() else None
-
-
-def _recv_exact(conn: socket.socket, size: int) -> bytes | None:
-    data = b""
-    while len(data) < size:
-        chunk = conn.recv(size - len(data))
-        if not chunk:
-            return None
-        data += chunk
-    return data

@@ -19,7 +19,6 @@ import json
 import random
 import socket
 import struct
-import tempfile
 import threading
 import time
 from collections.abc import Mapping
@@ -28,12 +27,10 @@ from typing import Any
 
 from . import checkpointstore, sealedrecords
 from .protocol import ENV_CHECKPOINT_STORE, ENV_RECORD_STORE, ENV_SEALED_RECORDS, ENV_SERVICES
+from .socketservice import SocketService, recv_exact
 
 REQUEST = struct.Struct("<qI")
 SOCKET_NAME = "record-store.sock"
-# sun_path holds 108 bytes on Linux; a longer run folder (the local process backend) gets a temp dir.
-MAX_SOCKET_PATH = 100
-MAX_CONNECTIONS = 64
 LIMITS = {"latency_ms": (0.0, 1000.0), "concurrency": (1, 64), "floats": (1, 4096)}
 # Every service the launcher can run, with the settings each takes (all required) and their ranges.
 SERVICE_LIMITS = {"record_store": LIMITS, "checkpoint_store": checkpointstore.LIMITS, "sealed_records": {"files": None}}
@@ -85,31 +82,22 @@ def parse_config(raw: str) -> dict[str, dict[str, Any]]:
     return config
 
 
-class RecordStore:
+class RecordStore(SocketService):
     """Bind in the constructor (no thread yet: ranks may be started with ``preexec_fn`` or ``fork``
     right after); ``start`` begins serving, and connections made before that wait in the backlog."""
 
+    socket_name = SOCKET_NAME
+    thread_name = "fl-record-store"
+
     def __init__(self, folder: Path, latency_ms: float, concurrency: int, floats: int) -> None:
+        super().__init__(folder)
         self.latency_s = latency_ms / 1000.0
         self.floats = floats
         self.answer = struct.Struct(f"<{floats}f")
         self._slots = threading.BoundedSemaphore(concurrency)
-        self._connections = threading.BoundedSemaphore(MAX_CONNECTIONS)
         self._lock = threading.Lock()
         self._reads = 0
         self._served: set[tuple[int, int]] = set()
-        self._closed = threading.Event()
-        path = Path(folder) / SOCKET_NAME
-        self._own_dir: Path | None = None
-        if len(str(path)) > MAX_SOCKET_PATH:
-            self._own_dir = Path(tempfile.mkdtemp(prefix="fl-store-"))
-            self._own_dir.chmod(0o755)
-            path = self._own_dir / SOCKET_NAME
-        self.path = path
-        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self._listener.bind(str(path))
-        self._listener.listen(128)
-        self._thread: threading.Thread | None = None
 
     @property
     def reads(self) -> int:
@@ -120,81 +108,28 @@ class RecordStore:
         with self._lock:
             return {"reads": self._reads, "records": len(self._served)}
 
-    def fileno(self) -> int:
-        return self._listener.fileno()
-
-    def start(self) -> None:
-        self._thread = threading.Thread(target=self._accept, name="fl-record-store", daemon=True)
-        self._thread.start()
-
-    def stop(self) -> dict[str, int]:
-        """Stop serving and return the final counts (reads still sleeping when they are taken do not count)."""
-        self._closed.set()
-        try:
-            self._listener.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-        self._listener.close()
-        try:
-            self.path.unlink()
-        except OSError:
-            pass
-        if self._own_dir is not None:
-            try:
-                self._own_dir.rmdir()
-            except OSError:
-                pass
-        return self.counts()
-
-    def _accept(self) -> None:
+    def serve(self, conn: socket.socket) -> None:
         while not self._closed.is_set():
-            try:
-                conn, _ = self._listener.accept()
-            except OSError:
+            request = recv_exact(conn, REQUEST.size)
+            if request is None:
                 return
-            # A program that opens thousands of connections gets the first MAX_CONNECTIONS served; the rest
-            # wait here, which costs it time and gives it nothing.
-            self._connections.acquire()
-            threading.Thread(target=self._serve, args=(conn,), name="fl-record-store-conn", daemon=True).start()
-
-    def _serve(self, conn: socket.socket) -> None:
-        try:
-            with conn:
-                while not self._closed.is_set():
-                    request = _recv_exact(conn, REQUEST.size)
-                    if request is None:
-                        return
-                    seed, index = REQUEST.unpack(request)
-                    with self._slots:
-                        # The round trip: held inside the slot, so `concurrency` reads overlap at most.
-                        time.sleep(self.latency_s)
-                    payload = self.answer.pack(*record(seed, index, self.floats))
-                    if self._closed.is_set():
-                        return
-                    # Counted before the answer leaves, so a client that has its record sees it counted.
-                    with self._lock:
-                        self._reads += 1
-                        self._served.add((seed, index))
-                    try:
-                        conn.sendall(payload)
-                    except OSError:
-                        with self._lock:
-                            self._reads -= 1
-                        return
-        except OSError:
-            return
-        finally:
-            self._connections.release()
-
-
-def _recv_exact(conn: socket.socket, size: int) -> bytes | None:
-    data = b""
-    while len(data) < size:
-        chunk = conn.recv(size - len(data))
-        if not chunk:
-            return None
-        data += chunk
-    return data
+            seed, index = REQUEST.unpack(request)
+            with self._slots:
+                # The round trip: held inside the slot, so `concurrency` reads overlap at most.
+                time.sleep(self.latency_s)
+            payload = self.answer.pack(*record(seed, index, self.floats))
+            if self._closed.is_set():
+                return
+            # Counted before the answer leaves, so a client that has its record sees it counted.
+            with self._lock:
+                self._reads += 1
+                self._served.add((seed, index))
+            try:
+                conn.sendall(payload)
+            except OSError:
+                with self._lock:
+                    self._reads -= 1
+                return
 
 
 Service = RecordStore | checkpointstore.CheckpointStore | sealedrecords.SealedRecords

@@ -27,12 +27,11 @@ from pathlib import Path
 
 from . import peers
 from .protocol import ENV_SEALED_RECORDS
+from .socketservice import SocketService, recv_exact
 
 REQUEST = struct.Struct("<HQ")
 SEALED, REFUSED = 0, 1
 SOCKET_NAME = "sealed-records.sock"
-MAX_SOCKET_PATH = 100
-MAX_CONNECTIONS = 64
 MAX_RECORD = 16 * 1024 * 1024
 MAX_TOTAL = 64 * 1024 * 1024
 MAX_FILES = 8
@@ -57,37 +56,26 @@ def check_files(files: object) -> str:
     return ""
 
 
-class SealedRecords:
+class SealedRecords(SocketService):
     """Bind in the constructor; ``set_ranks`` once the ranks exist, then ``start``; ``restore`` once every
     process of the job is gone, then ``stop``."""
 
+    socket_name = SOCKET_NAME
+    thread_name = "fl-sealed-records"
+
     def __init__(self, folder: Path, files: list[str]) -> None:
+        super().__init__(folder)
         self.files = list(files)
         self._lock = threading.Lock()
-        self._connections = threading.BoundedSemaphore(MAX_CONNECTIONS)
         self._records: dict[str, bytes] = {}
         self._refused = 0
         self._restored = 0
         self._removed = 0
         self._rank_pids: peers.RankPids = {}
-        self._closed = threading.Event()
-        path = Path(folder) / SOCKET_NAME
-        self._own_dir: Path | None = None
-        if len(str(path)) > MAX_SOCKET_PATH:
-            self._own_dir = Path(tempfile.mkdtemp(prefix="fl-seal-"))
-            self._own_dir.chmod(0o755)
-            path = self._own_dir / SOCKET_NAME
-        self.path = path
-        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self._listener.bind(str(path))
-        self._listener.listen(128)
 
     def set_ranks(self, pids: peers.RankPids) -> None:
         """``{pid: (rank, start ticks)}`` of the rank processes: a connection counts for the rank it descends from."""
         self._rank_pids = dict(pids)
-
-    def fileno(self) -> int:
-        return self._listener.fileno()
 
     def names_of(self, rank: int) -> set[str]:
         return {pattern.replace("{rank}", str(rank)) for pattern in self.files}
@@ -100,27 +88,6 @@ class SealedRecords:
                 "restored": self._restored,
                 "removed": self._removed,
             }
-
-    def start(self) -> None:
-        threading.Thread(target=self._accept, name="fl-sealed-records", daemon=True).start()
-
-    def stop(self) -> dict[str, int]:
-        self._closed.set()
-        try:
-            self._listener.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-        self._listener.close()
-        try:
-            self.path.unlink()
-        except OSError:
-            pass
-        if self._own_dir is not None:
-            try:
-                self._own_dir.rmdir()
-            except OSError:
-                pass
-        return self.counts()
 
     def restore(self, output_dir: Path) -> None:
         """Write every sealed record into ``output_dir`` and remove unsealed files under declared names.
@@ -142,45 +109,30 @@ class SealedRecords:
         with self._lock:
             setattr(self, attribute, getattr(self, attribute) + 1)
 
-    def _accept(self) -> None:
-        while not self._closed.is_set():
-            try:
-                conn, _ = self._listener.accept()
-            except OSError:
-                return
-            self._connections.acquire()
-            threading.Thread(target=self._serve, args=(conn,), name="fl-sealed-conn", daemon=True).start()
-
-    def _serve(self, conn: socket.socket) -> None:
-        try:
-            with conn:
-                rank = peers.rank_of(peers.peer_pid(conn), self._rank_pids)
-                header = _recv_exact(conn, REQUEST.size)
-                if header is None:
-                    return
-                name_len, size = REQUEST.unpack(header)
-                raw = _recv_exact(conn, name_len) if name_len <= MAX_NAME else None
-                name = raw.decode("utf-8", errors="replace") if raw is not None else ""
-                allowed = rank is not None and name in self.names_of(rank) and size <= MAX_RECORD
-                if not allowed:
-                    self._count("_refused")
-                    conn.sendall(bytes([REFUSED]))
-                    return
-                data = _recv_exact(conn, size)
-                if data is None or self._closed.is_set():
-                    return
-                with self._lock:
-                    held = sum(len(v) for k, v in self._records.items() if k != name)
-                    accepted = held + len(data) <= MAX_TOTAL
-                    if accepted:
-                        self._records[name] = data
-                    else:
-                        self._refused += 1
-                conn.sendall(bytes([SEALED if accepted else REFUSED]))
-        except OSError:
+    def serve(self, conn: socket.socket) -> None:
+        rank = peers.rank_of(peers.peer_pid(conn), self._rank_pids)
+        header = recv_exact(conn, REQUEST.size)
+        if header is None:
             return
-        finally:
-            self._connections.release()
+        name_len, size = REQUEST.unpack(header)
+        raw = recv_exact(conn, name_len) if name_len <= MAX_NAME else None
+        name = raw.decode("utf-8", errors="replace") if raw is not None else ""
+        allowed = rank is not None and name in self.names_of(rank) and size <= MAX_RECORD
+        if not allowed:
+            self._count("_refused")
+            conn.sendall(bytes([REFUSED]))
+            return
+        data = recv_exact(conn, size)
+        if data is None or self._closed.is_set():
+            return
+        with self._lock:
+            held = sum(len(v) for k, v in self._records.items() if k != name)
+            accepted = held + len(data) <= MAX_TOTAL
+            if accepted:
+                self._records[name] = data
+            else:
+                self._refused += 1
+        conn.sendall(bytes([SEALED if accepted else REFUSED]))
 
 
 def seal(name: str, data: bytes, timeout: float = 30.0) -> bool:
@@ -229,13 +181,3 @@ def _remove(target: Path) -> bool:
         return True
     except OSError:
         return False
-
-
-def _recv_exact(conn: socket.socket, size: int) -> bytes | None:
-    data = bytearray()
-    while len(data) < size:
-        chunk = conn.recv(min(size - len(data), 1 << 20))
-        if not chunk:
-            return None
-        data += chunk
-    return bytes(data)

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from faultline_harness import recordstore
+from faultline_harness import recordstore, socketservice
 
 from .conftest import harness_env
 
@@ -116,7 +116,7 @@ def test_a_long_folder_gets_a_short_socket_path(tmp_path: Path):
     deep.mkdir(parents=True)
     made = recordstore.RecordStore(deep, 0, 1, 2)
     try:
-        assert len(str(made.path)) <= recordstore.MAX_SOCKET_PATH
+        assert len(str(made.path)) <= socketservice.MAX_SOCKET_PATH
     finally:
         made.stop()
     assert not made.path.parent.exists()
