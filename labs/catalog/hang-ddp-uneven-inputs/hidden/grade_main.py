@@ -6,10 +6,12 @@ steps, or that trains apart and takes another rank's weights at the end, shares 
 The record is saved when the program ends, next to the weights the program saved.
 """
 
+import io
 import os
 import runpy
 
 import torch
+from faultline_harness import sealedrecords
 from torch.optim.optimizer import register_optimizer_step_post_hook
 
 PROBES = 4  # random directions per tensor; one shared seed, so equal weights give equal fingerprints
@@ -50,5 +52,11 @@ if __name__ == "__main__":
         width = max((row.numel() for row in steps.rows), default=0)
         rows = [row for row in steps.rows if row.numel() == width]
         record = torch.stack(rows) if rows else torch.zeros(0, 0, dtype=torch.float64)
-        out_dir = os.environ.get("FAULTLINE_OUTPUT_DIR", ".")
-        torch.save({"fingerprints": record}, os.path.join(out_dir, f"steps-rank{rank}.pt"))
+        buffer = io.BytesIO()
+        torch.save({"fingerprints": record}, buffer)
+        # Handed to the launcher, which writes it into the output folder after the job has ended: another
+        # rank cannot rewrite it there. Outside a graded run (no record keeper) it is written directly.
+        name = f"steps-rank{rank}.pt"
+        if not sealedrecords.seal(name, buffer.getvalue()):
+            with open(os.path.join(os.environ.get("FAULTLINE_OUTPUT_DIR", "."), name), "wb") as handle:
+                handle.write(buffer.getvalue())
