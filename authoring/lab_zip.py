@@ -209,6 +209,8 @@ def spec_to_files(spec: dict) -> dict[str, str]:
     for param in spec["params"]:
         if param["kind"] == "choice":
             params[param["name"]] = {"choices": param["choices"]}
+        elif param["kind"] == "derived":
+            params[param["name"]] = {"derived": param["expr"]}
         else:
             params[param["name"]] = {param["kind"]: [param["low"], param["high"]], "digits": param["digits"]}
     if params:

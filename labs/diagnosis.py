@@ -15,10 +15,13 @@ times") contradicts the point, as a misconception does, so listing every value e
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import product
+from math import prod
 from pathlib import Path
 
 import yaml
 
+from labs import derived
 from labs.render import choose_params, render_text
 from labs.spec import PLACEHOLDER_RE, YAML_LOADER
 from questions.concepts import answer_coverage
@@ -42,12 +45,26 @@ def variant_keys(diagnosis_spec: dict) -> list[str]:
 HEDGEABLE_VALUES = 50
 
 
-def possible_values(param: dict) -> list:
+# A derived parameter's values are searched over its inputs' values while there are this few combinations.
+MAX_COMBINATIONS = 5000
+# Otherwise an integral derived value (a count) is hedged over with its neighbours: this many each side.
+NEIGHBOURS = 25
+
+
+def possible_values(param: dict, params: list[dict] | None = None) -> list:
     """Every value a declared parameter (``LabSpec.as_json()["params"]`` entry) can take, when few."""
     if param["kind"] == "choice":
         return list(param["choices"])
     if param["kind"] == "int" and param["high"] - param["low"] < HEDGEABLE_VALUES:
         return list(range(int(param["low"]), int(param["high"]) + 1))
+    if param["kind"] == "derived":
+        by_name = {p["name"]: p for p in params or []}
+        inputs = sorted(derived.names(param["expr"]))
+        options = [possible_values(by_name[name], params) if name in by_name else [] for name in inputs]
+        if not all(options) or prod(len(o) for o in options) > MAX_COMBINATIONS:
+            return []
+        combos = (dict(zip(inputs, combo, strict=True)) for combo in product(*options))
+        return sorted({derived.evaluate(param["expr"], combo) for combo in combos})
     return []
 
 
@@ -61,7 +78,11 @@ def other_variant_claims(point: dict, values: dict, params: list[dict]) -> list[
     for param in params:
         if param["name"] not in used:
             continue
-        for value in possible_values(param):
+        candidates = possible_values(param, params)
+        if not candidates and param["kind"] == "derived" and isinstance(values.get(param["name"]), int):
+            mine = values[param["name"]]
+            candidates = [v for v in range(mine - NEIGHBOURS, mine + NEIGHBOURS + 1) if v >= 0]
+        for value in candidates:
             alt = {**values, param["name"]: value}
             others.update(render_text(s, alt) for group in point["concepts"] for s in group if PLACEHOLDER_RE.search(s))
     others -= own

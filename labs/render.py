@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import random
 
+from labs import derived
 from labs.spec import PLACEHOLDER_RE, Param
 
 
@@ -21,7 +22,9 @@ def choose_params(slug: str, params: list[Param] | list[dict], seed: int) -> dic
     for param in params:
         if isinstance(param, dict):
             param = Param(**param)
-        if param.kind == "choice":
+        if param.kind == "derived":  # computed, so it draws nothing and the drawn parameters stay as they were
+            chosen[param.name] = derived.evaluate(param.expr, chosen)
+        elif param.kind == "choice":
             chosen[param.name] = rng.choice(param.choices)
         elif param.kind == "int":
             chosen[param.name] = rng.randint(int(param.low), int(param.high))

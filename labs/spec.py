@@ -17,6 +17,7 @@ from pathlib import Path
 
 import yaml
 
+from labs import derived
 from labs.checks import CHECK_TYPES
 from sandbox.harness.faultline_harness import recordstore
 from sandbox.harness.faultline_harness.protocol import ENV_SERVICES
@@ -57,11 +58,18 @@ class LabSpecError(ValueError):
 @dataclass
 class Param:
     name: str
-    kind: str  # choice | int | float
+    kind: str  # choice | int | float | derived
     choices: list = field(default_factory=list)
     low: float = 0
     high: float = 0
     digits: int = 3
+    expr: str = ""  # derived: arithmetic over earlier parameters (labs.derived)
+
+    def as_json(self) -> dict:
+        data = asdict(self)
+        if not self.expr:
+            data.pop("expr")  # so labs without derived parameters keep their content hash
+        return data
 
 
 @dataclass
@@ -106,6 +114,7 @@ class LabSpec:
     def as_json(self) -> dict:
         data = asdict(self)
         data.pop("path")
+        data["params"] = [param.as_json() for param in self.params]
         if not data["services"]:
             data.pop("services")
         return data
@@ -151,7 +160,14 @@ def _param_extremes(params: list[Param]) -> list[dict]:
         numeric = all(isinstance(c, int | float) and not isinstance(c, bool) for c in param.choices)
         return (min(param.choices), max(param.choices)) if numeric else (param.choices[0], param.choices[-1])
 
-    return [{p.name: ends(p)[0] for p in params}, {p.name: ends(p)[1] for p in params}]
+    variants = []
+    for side in (0, 1):
+        values: dict = {}
+        for param in params:
+            # A derived value follows from the others; its own extremes are not searched for.
+            values[param.name] = derived.evaluate(param.expr, values) if param.kind == "derived" else ends(param)[side]
+        variants.append(values)
+    return variants
 
 
 def load_lab(folder: Path) -> LabSpec:
@@ -320,8 +336,11 @@ class _Parser:
             where = f"params.{name}"
             if not isinstance(name, str) or not PARAM_RE.match(name) or name in RESERVED_PARAMS:
                 self.fail(where, f"names are lowercase identifiers, and {', '.join(RESERVED_PARAMS)} are reserved")
-            if not isinstance(rule, dict) or len(set(rule) & {"choices", "int", "float"}) != 1:
-                self.fail(where, "give exactly one of choices, int or float")
+            if not isinstance(rule, dict) or len(set(rule) & {"choices", "int", "float", "derived"}) != 1:
+                self.fail(where, "give exactly one of choices, int, float or derived")
+            if "derived" in rule:
+                params.append(self.parse_derived(where, name, rule, params))
+                continue
             if "choices" in rule:
                 choices = rule["choices"]
                 if not isinstance(choices, list) or not choices:
@@ -343,6 +362,22 @@ class _Parser:
                 self.fail(f"{where}.digits", "an integer 0–8")
             params.append(Param(name, kind, low=bounds[0], high=bounds[1], digits=digits))
         return params
+
+    def parse_derived(self, where: str, name: str, rule: dict, earlier: list[Param]) -> Param:
+        """A parameter computed from earlier ones; tried on both extreme variants so that a division by zero
+        or a string parameter in it is reported here, not when an attempt starts."""
+        if set(rule) != {"derived"}:
+            self.fail(where, 'a derived parameter takes only derived: "<expression>"')
+        expression = rule["derived"]
+        try:
+            unknown = sorted(derived.names(expression) - {p.name for p in earlier})
+            if unknown:
+                raise derived.DerivedError(f"{unknown[0]!r} is not a parameter declared before {name!r}")
+            for values in _param_extremes(earlier):
+                derived.evaluate(expression, values)
+        except derived.DerivedError as exc:
+            self.fail(f"{where}.derived", str(exc))
+        return Param(name, "derived", expr=expression.strip())
 
     def parse_checks(self, has_grader: bool) -> list[Check]:
         raw = self.meta.get("checks")

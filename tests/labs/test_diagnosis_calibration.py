@@ -87,14 +87,15 @@ def hedgeable(slug: str) -> tuple[list[dict], list[dict]]:
     spec = spec_of(slug)
     points = [p for p in spec["diagnosis"]["rubric"] if p["key"] in variant_keys(spec["diagnosis"])]
     quoted = set().union(*(quoted_params(p) for p in points))
-    return points, [p for p in spec["params"] if p["name"] in quoted and possible_values(p)]
+    return points, [p for p in spec["params"] if p["name"] in quoted and possible_values(p, spec["params"])]
 
 
 HEDGEABLE = [slug for slug in SLUGS if hedgeable(slug)[1]]
 
 
 def test_the_labs_with_few_valued_variant_facts_are_all_checked():
-    assert len(HEDGEABLE) == 7 and ACCUM in HEDGEABLE  # nan-lr-unnormalised quotes a float, not listable
+    # nan-lr-unnormalised quotes a float, not listable; the others quote choices, short ranges or counts.
+    assert len(HEDGEABLE) >= 7 and ACCUM in HEDGEABLE
 
 
 @pytest.mark.parametrize("slug", HEDGEABLE)
@@ -108,7 +109,8 @@ def test_hedging_over_every_possible_value_earns_no_variant_point(slug):
     for point in points:
         for synonym in point["concepts"][0]:
             for param in params:
-                rendered = {render_text(synonym, {**own, param["name"]: v}) for v in possible_values(param)}
+                values = possible_values(param, spec["params"])
+                rendered = {render_text(synonym, {**own, param["name"]: v}) for v in values}
                 if len(rendered) > 1:
                     sentences.append("In this run the value was " + " or ".join(sorted(rendered)) + ".")
     hedged, detail = grade_diagnosis(spec["diagnosis"], spec["diagnosis"]["correct"], " ".join(sentences), own,

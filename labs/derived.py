@@ -1,0 +1,103 @@
+"""Derived lab parameters: values the seed does not draw but computes from the drawn ones.
+
+A diagnosis can only check a candidate's own evidence against facts of the variant, and the facts a run
+shows are often sums and counts of parameters rather than parameters themselves: the batches each rank
+gets from its share of the export, the seconds a save takes at the store's speed. ``params:`` may declare
+``{derived: "<expression>"}``, e.g. ``rank1_batches: {derived: "ceil((rows_c + rows_d + rows_e) / 32)"}``.
+
+An expression is arithmetic over numbers and earlier parameters only, parsed into a small tree and
+evaluated by walking it: lab specs come from authors through the browser too, and ``eval`` would run
+whatever they wrote on the web server.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import operator
+from collections.abc import Mapping
+
+MAX_EXPRESSION = 200
+FUNCTIONS = {"ceil": math.ceil, "floor": math.floor, "round": round, "min": min, "max": max, "abs": abs}
+BINARY = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
+}  # fmt: skip
+UNARY = {ast.USub: operator.neg, ast.UAdd: operator.pos}
+# Large enough for any count a lab shows; small enough that no expression builds a huge integer.
+MAX_MAGNITUDE = 10**12
+
+
+class DerivedError(ValueError):
+    """An expression that is not allowed or cannot be evaluated; the message says which part."""
+
+
+def parse(expression: str) -> ast.Expression:
+    """The expression's tree, refused unless it is arithmetic over names, numbers and ``FUNCTIONS``."""
+    if not isinstance(expression, str) or not expression.strip():
+        raise DerivedError('must be a non-empty arithmetic expression, e.g. "rows_a + rows_b"')
+    if len(expression) > MAX_EXPRESSION:
+        raise DerivedError(f"at most {MAX_EXPRESSION} characters")
+    try:
+        tree = ast.parse(expression.strip(), mode="eval")
+    except SyntaxError as exc:
+        raise DerivedError(f"not an expression ({exc.msg})") from None
+    for node in ast.walk(tree):
+        number = isinstance(node, ast.Constant) and type(node.value) in (int, float)
+        allowed = (
+            isinstance(node, ast.Expression | ast.Name | ast.Load)
+            or number
+            or (isinstance(node, ast.BinOp) and type(node.op) in BINARY)
+            or (isinstance(node, ast.UnaryOp) and type(node.op) in UNARY)
+            or isinstance(node, ast.operator | ast.unaryop)
+            or (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in FUNCTIONS
+                and not node.keywords and node.args)
+        )  # fmt: skip
+        if not allowed:
+            raise DerivedError(
+                f"{ast.unparse(node) if isinstance(node, ast.expr) else type(node).__name__!s} is not allowed: "
+                f"use numbers, parameters, + - * / // % and {', '.join(FUNCTIONS)}"
+            )
+    return tree
+
+
+def names(expression: str) -> set[str]:
+    """The parameters an expression reads (the names of called functions are not parameters)."""
+    tree = parse(expression)
+    called = {id(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
+    return {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and id(node) not in called}
+
+
+def evaluate(expression: str, values: Mapping[str, object]) -> int | float:
+    """The expression's value for one variant. Integral results come back as ``int`` so that a rubric or a
+    program shows "47", not "47.0"."""
+    result = _eval(parse(expression).body, values)
+    if isinstance(result, float) and result.is_integer():
+        return int(result)
+    return result
+
+
+def _eval(node: ast.AST, values: Mapping[str, object]) -> int | float:
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name):
+        if node.id not in values:
+            raise DerivedError(f"{node.id!r} is not a parameter declared before this one")
+        value = values[node.id]
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            raise DerivedError(f"{node.id!r} is {value!r}, not a number")
+        return value
+    if isinstance(node, ast.UnaryOp):
+        return UNARY[type(node.op)](_eval(node.operand, values))
+    if isinstance(node, ast.Call):
+        return _checked(FUNCTIONS[node.func.id](*(_eval(arg, values) for arg in node.args)))
+    left, right = _eval(node.left, values), _eval(node.right, values)
+    if isinstance(node.op, ast.Div | ast.FloorDiv | ast.Mod) and right == 0:
+        raise DerivedError(f"{ast.unparse(node)} divides by zero")
+    return _checked(BINARY[type(node.op)](left, right))
+
+
+def _checked(value: int | float) -> int | float:
+    if (isinstance(value, float) and not math.isfinite(value)) or abs(value) > MAX_MAGNITUDE:
+        raise DerivedError(f"a value out of range ({value!r})")
+    return value
