@@ -34,7 +34,7 @@ from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from itertools import product
 
-from questions.segmenter import boundaries
+from questions.segmenter import boundaries, vocabulary
 from questions.textsearch import CJK, CJK_RUN_RE, normalize
 from questions.textsearch import stem as search_stem
 
@@ -699,9 +699,12 @@ def answer_coverage(text: str, rubric: list[tuple]) -> tuple[list[PointCoverage]
 
     ``rubric``: (key, weight, concepts) or (key, weight, concepts, misconceptions) per point."""
     terms = [[s for synonyms in point[2] for s in synonyms] for point in rubric]
-    answer = Answer(text, [s for point_terms in terms for s in point_terms])
-    answer.demote_enumerations(terms)
-    points = [point_coverage(answer, *point) for point in rubric]
+    every_term = [s for point_terms in terms for s in point_terms]
+    # The rubric's own Chinese terms are words while it is scored, even those no bank file holds yet.
+    with vocabulary(every_term):
+        answer = Answer(text, every_term)
+        answer.demote_enumerations(terms)
+        points = [point_coverage(answer, *point) for point in rubric]
     total = sum(p.weight for p in points)
     percent = round(100 * sum(p.weight * p.fraction for p in points) / total) if total else 0
     return points, percent

@@ -5,8 +5,11 @@ there. One jieba tokenizer, built once per process, cuts a text into words; its 
 Chinese concept term of the bank's rubrics and of the labs' diagnosis rubrics (and ``EXTRA_WORDS``), so a
 technical term stays one word and a synonym always lines up with word boundaries where it is meant.
 
-The dictionary is fixed when the tokenizer is built: adding a rubric's terms as answers come in would make
-one answer's segmentation depend on which questions were scored before it in the same process.
+The catalog's terms are not all there is: a question saved in the browser editor lives in the database,
+and its rubric may name a term no file holds. ``vocabulary(terms)`` adds the rubric being scored to the
+dictionary for as long as that answer is scored (a derived tokenizer, cached per set of new terms). So a
+segmentation depends on the answer and the rubric it is scored against, never on which rubrics this process
+happened to score before, and a term an author just added counts at once in every process.
 
 Building it costs 0.7-2 s (jieba's dictionary, from its cache after the first process, then ~0.3 s to read
 the rubrics); ``warm()`` pays that ahead of the first answer where a process serves users.
@@ -14,13 +17,16 @@ the rubrics); ``warm()`` pays that ahead of the first answer where a process ser
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import os
 import re
 import tempfile
 import threading
 import warnings
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 
@@ -92,6 +98,14 @@ def _front_matter(path: Path) -> dict:
     return loaded if isinstance(loaded, dict) else {}
 
 
+def dictionary_word(term: str) -> str | None:
+    """The term as the dictionary holds it (folded as answers are), or None when it is no Chinese word."""
+    folded = re.sub(r"\s+", "", normalize(str(term)))
+    if "{{" not in folded and 0 < len(CJK_TERM_RE.findall(folded)) <= MAX_WORD_CJK and WORD_RE.match(folded):
+        return folded
+    return None
+
+
 def catalog_terms() -> set[str]:
     """Every Chinese rubric term of the bank and of the labs' diagnoses, folded as answers are.
 
@@ -112,14 +126,49 @@ def catalog_terms() -> set[str]:
         except (OSError, yaml.YAMLError, AttributeError):
             continue
         for term in _rubric_terms(rubric if isinstance(rubric, list) else []):
-            folded = re.sub(r"\s+", "", normalize(term))
-            if "{{" not in folded and 0 < len(CJK_TERM_RE.findall(folded)) <= MAX_WORD_CJK and WORD_RE.match(folded):
-                terms.add(folded)
+            word = dictionary_word(term)
+            if word:
+                terms.add(word)
     return terms
 
 
+# Tokenizers for rubrics with terms the catalog lacks, by their set of new words; a handful of rubrics
+# are being edited or scored at any time, so a small cache keeps each one's tokenizer built once.
+MAX_DERIVED = 32
+_derived: OrderedDict[frozenset[str], jieba.Tokenizer] = OrderedDict()
+# The words of the rubric being scored in this thread or task that the catalog's dictionary lacks.
+_extra_words: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar("extra_words", default=frozenset())
+
+
+def _add_terms(built: jieba.Tokenizer, words: Iterable[str]) -> None:
+    for word in sorted(words):
+        built.add_word(word, max(built.FREQ.get(word, 0), TERM_FREQ))
+
+
 def tokenizer() -> jieba.Tokenizer:
-    """The process's tokenizer, built on first use under a lock (request threads may race for it)."""
+    """The tokenizer for the rubric in scope: the process's catalog tokenizer, built on first use under a
+    lock (request threads may race for it), or one derived from it with the rubric's new words."""
+    extra = _extra_words.get()
+    base = _catalog_tokenizer()
+    if not extra:
+        return base
+    with _lock:
+        derived = _derived.get(extra)
+        if derived is None:
+            derived = jieba.Tokenizer()
+            derived.tmp_dir = base.tmp_dir
+            # The same words at the same weights as a tokenizer built from the catalog plus these words.
+            derived.FREQ, derived.total, derived.initialized = dict(base.FREQ), base.total, True
+            _add_terms(derived, extra)
+            _derived[extra] = derived
+            while len(_derived) > MAX_DERIVED:
+                _derived.popitem(last=False)
+        else:
+            _derived.move_to_end(extra)
+    return derived
+
+
+def _catalog_tokenizer() -> jieba.Tokenizer:
     global _tokenizer
     if _tokenizer is not None:
         return _tokenizer
@@ -129,10 +178,22 @@ def tokenizer() -> jieba.Tokenizer:
             built = jieba.Tokenizer()
             built.tmp_dir = _cache_dir()
             built.initialize()
-            for word in sorted({*catalog_terms(), *EXTRA_WORDS}):
-                built.add_word(word, max(built.FREQ.get(word, 0), TERM_FREQ))
+            _add_terms(built, {*catalog_terms(), *EXTRA_WORDS})
             _tokenizer = built
     return _tokenizer
+
+
+@contextmanager
+def vocabulary(terms: Iterable[str]) -> Iterator[None]:
+    """Segment with ``terms`` (a rubric's concept synonyms) in the dictionary inside this block."""
+    base = _catalog_tokenizer().FREQ
+    # A word the catalog's dictionary already holds at a term's weight (or above) changes nothing.
+    extra = frozenset(word for word in map(dictionary_word, terms) if word and base.get(word, 0) < TERM_FREQ)
+    token = _extra_words.set(extra)
+    try:
+        yield
+    finally:
+        _extra_words.reset(token)
 
 
 def warm() -> None:
@@ -151,27 +212,27 @@ def boundaries(text: str) -> frozenset[int]:
     last = 0
     for block in BLOCK_RE.finditer(text):
         cuts.update(range(last, block.start() + 1))
-        cuts.update(block.start() + k for k in _block_cuts(block.group()))
+        cuts.update(block.start() + k for k in _block_cuts(block.group(), _extra_words.get()))
         last = block.end()
     cuts.update(range(last, len(text) + 1))
     return frozenset(cuts)
 
 
 @lru_cache(maxsize=65536)
-def _block_cuts(block: str) -> frozenset[int]:
+def _block_cuts(block: str, extra: frozenset[str]) -> frozenset[int]:
     cuts = {0, len(block)}
     glued: set[int] = set()
     for word, start, end in tokenizer().tokenize(block, HMM=False):
         cuts.add(start)
         cuts.add(end)
-        cuts.update(start + k for k in _compound_cuts(word))
+        cuts.update(start + k for k in _compound_cuts(word, extra))
         if word in NEGATING_PREFIXES and end < len(block) and CJK_TERM_RE.match(block[end]):
             glued.add(end)
     return frozenset(cuts - glued)
 
 
 @lru_cache(maxsize=16384)
-def _compound_cuts(word: str) -> tuple[int, ...]:
+def _compound_cuts(word: str, extra: frozenset[str]) -> tuple[int, ...]:
     """Where a word splits into words it still says: two words of two or more characters each ("残差连接"
     says "残差", "显存带宽" says "带宽", "静态计算图" says "计算图"), or a word and one of the affixes above.
     Any other split that leaves one character ("元数据" into 元/数据, "旧版本") makes a different word."""

@@ -102,6 +102,22 @@ def test_check_endpoint_reports_errors_previews_and_scores(login, author):
     assert not QuestionVersion.objects.exists()  # checking saves nothing
 
 
+def test_a_chinese_term_added_in_the_editor_counts_at_once_for_candidates(login, author, candidate):
+    """"缓存命中" is in no bank file, and the catalog's dictionary cuts "缓存命中率" into 缓存/命中率: the
+    term counts only because scoring puts the question's own terms into the dictionary."""
+    question = Question.objects.get(slug=SLUG)
+    data = form_data(question)
+    data["rubric[1].concepts"] = "cache hit | 缓存命中"
+    response = login(author).post(f"/author/questions/{SLUG}/", data, follow=True)
+    assert "Saved version 2: candidates see it now." in response.content.decode()
+    answer = "我认为缓存命中率太低，所以每一步都要重新读取数据，训练才会变慢。"
+    body = login(candidate).post(
+        "/api/practice-answers/", {"question": SLUG, "text": answer}, content_type="application/json"
+    ).json()
+    [point] = [c for c in body["coverage"] if c["key"] == "dirty-data"]
+    assert point["found"] == ["缓存命中"] and point["fraction"] == 1
+
+
 def test_save_makes_a_version_candidates_see_and_export_gives_it_back(login, author, candidate):
     question = Question.objects.get(slug=SLUG)
     client = login(author)

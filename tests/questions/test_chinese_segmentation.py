@@ -119,3 +119,24 @@ def test_building_the_tokenizer_prints_nothing_and_caches_under_the_var_dir(tmp_
     assert done.returncode == 0, done.stderr
     assert done.stderr == "" and done.stdout == ""
     assert list(tmp_path.glob("jieba*.cache"))
+
+
+# "缓存命中" (cache hit) is no bank term: the catalog's dictionary cuts "缓存命中率" into 缓存/命中率, so the
+# term would end inside a word. Once a rubric names it, it is a word while that rubric scores.
+NEW_TERM, SAID = "缓存命中", "我认为缓存命中率低是原因，数据每次都要重新读取。"
+
+
+def test_a_rubric_term_no_file_holds_is_a_word_while_that_rubric_scores():
+    assert NEW_TERM not in segmenter.catalog_terms()
+    assert found(SAID, ["cache hit", NEW_TERM]) == [NEW_TERM]
+    # Scoped to the rubric: the process's own dictionary is unchanged, so another rubric scored afterwards
+    # segments exactly as before.
+    assert segmenter.tokenizer().FREQ.get(NEW_TERM, 0) == 0
+    assert found(SAID, ["缓存命"]) == []
+
+
+def test_segmentation_does_not_depend_on_what_was_scored_before():
+    before = answer_coverage(SAID, [("p", 1, [["命中率", "缓存"]])])
+    found(SAID, ["cache hit", NEW_TERM])
+    after = answer_coverage(SAID, [("p", 1, [["命中率", "缓存"]])])
+    assert before[1] == after[1] and before[0][0].found == after[0][0].found
