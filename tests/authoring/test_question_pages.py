@@ -103,7 +103,7 @@ def test_check_endpoint_reports_errors_previews_and_scores(login, author):
 
 
 def test_a_chinese_term_added_in_the_editor_counts_at_once_for_candidates(login, author, candidate):
-    """"缓存命中" is in no bank file, and the catalog's dictionary cuts "缓存命中率" into 缓存/命中率: the
+    """The term "缓存命中" is in no bank file, and the catalog's dictionary cuts "缓存命中率" into 缓存/命中率: the
     term counts only because scoring puts the question's own terms into the dictionary."""
     question = Question.objects.get(slug=SLUG)
     data = form_data(question)
@@ -111,9 +111,11 @@ def test_a_chinese_term_added_in_the_editor_counts_at_once_for_candidates(login,
     response = login(author).post(f"/author/questions/{SLUG}/", data, follow=True)
     assert "Saved version 2: candidates see it now." in response.content.decode()
     answer = "我认为缓存命中率太低，所以每一步都要重新读取数据，训练才会变慢。"
-    body = login(candidate).post(
-        "/api/practice-answers/", {"question": SLUG, "text": answer}, content_type="application/json"
-    ).json()
+    body = (
+        login(candidate)
+        .post("/api/practice-answers/", {"question": SLUG, "text": answer}, content_type="application/json")
+        .json()
+    )
     [point] = [c for c in body["coverage"] if c["key"] == "dirty-data"]
     assert point["found"] == ["缓存命中"] and point["fraction"] == 1
 
