@@ -25,6 +25,7 @@ from authoring.question_forms import (
 )
 from core.roles import Role, role_required
 from questions.bankfile import BankFileError
+from questions.calibration import calibrate_draft
 from questions.models import Question, current_lang
 
 PAGE_SIZE = 50
@@ -144,6 +145,7 @@ def _editor(
         "warnings": check.warnings,
         "file_name": str(check.path),
         "results": editing.rubric_check(fields, check.spec, samples, lang),
+        "calibration": calibrate_draft(check.spec) if check.spec else None,
         # One blank box past the saved answers (up to the limit), for the next one.
         "samples": [*samples, ""][: max(len(samples), editing.MAX_SAMPLES)],
         "max_samples": editing.MAX_SAMPLES,

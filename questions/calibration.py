@@ -187,6 +187,37 @@ def score_answer(spec: QuestionSpec, answer: CalibrationAnswer) -> CalibrationRo
     )  # fmt: skip
 
 
+@dataclass(frozen=True)
+class DraftCalibration:
+    """A question's calibration table as the editor shows it, against the rubric as it is being edited."""
+
+    rows: list[CalibrationRow]
+    file: Path | None  # the calibration file, relative to the bank folder; None when the question has none
+    problem: str | None = None  # why the file could not be used with the question as edited
+
+    @property
+    def out_of_band(self) -> int:
+        return sum(not row.ok for row in self.rows)
+
+
+def calibrate_draft(spec: QuestionSpec, bank_dir: Path = BANK_DIR) -> DraftCalibration:
+    """Score the question's reference answers and its calibration file (found by slug, wherever it lies)
+    against ``spec``, the question as the editor has it now. A file that no longer fits the edited question
+    (a misconception answer naming a point the author removed, a file left in the old topic's folder) is
+    reported, and the reference answers are still scored."""
+    found = [path for path in iter_calibration_files(bank_dir) if slug_of(path) == spec.slug]
+    if not found:
+        return DraftCalibration(rows=score_question(spec, None), file=None)
+    path = found[0]
+    try:
+        calibration = parse_calibration(path, {spec.slug: spec})
+    except BankFileError as exc:
+        return DraftCalibration(
+            rows=score_question(spec, None), file=path.relative_to(bank_dir), problem=f"{exc.where}: {exc.problem}"
+        )
+    return DraftCalibration(rows=score_question(spec, calibration), file=path.relative_to(bank_dir))
+
+
 def score_question(spec: QuestionSpec, calibration: CalibrationFile | None) -> list[CalibrationRow]:
     """Rows for the question's reference answers, then for each answer of its calibration file, in order."""
     answers = reference_answers(spec) + (calibration.answers if calibration else [])

@@ -69,6 +69,7 @@
       if (node) node.innerHTML = html; // sanitised on the server by the bank's renderer
     });
     $("rubric-check").innerHTML = data.rubric_html; // rendered by the server's template, escaped there
+    $("calibration").innerHTML = data.calibration_html; // likewise
     $("check-state").textContent = data.ok ? T.parses : T.fails;
   }
 

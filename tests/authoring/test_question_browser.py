@@ -44,6 +44,17 @@ def test_edit_a_rubric_watch_the_check_save_and_export(author_page, screenshot_d
     expect(learning_rate).to_contain_text("found")
     before = score(page)
 
+    # The calibration table follows the rubric too: renaming a point that a calibration answer names makes
+    # the file not fit, and the name is given; renaming it back clears it.
+    calibration = page.get_by_test_id("calibration")
+    expect(calibration.get_by_test_id("calibration-summary")).to_contain_text(", 0 out of band.")
+    key = page.locator('input[name="rubric[3].key"]')
+    key.fill("unsafe-ops")
+    expect(calibration.get_by_test_id("calibration-problem")).to_contain_text("unknown rubric point 'unstable-ops'")
+    key.fill("unstable-ops")
+    expect(calibration.get_by_test_id("calibration-problem")).to_have_count(0)
+    expect(calibration.get_by_test_id("calibration-summary")).to_contain_text(", 0 out of band.")
+
     # A new concept the reference answer never names: the check shows it missing and the score drops.
     concepts = page.locator('textarea[name="rubric[0].concepts"]')
     concepts.fill(concepts.input_value() + "\nzebra crossing | 斑马线")

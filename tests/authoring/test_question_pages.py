@@ -120,6 +120,37 @@ def test_a_chinese_term_added_in_the_editor_counts_at_once_for_candidates(login,
     assert point["found"] == ["缓存命中"] and point["fraction"] == 1
 
 
+def test_editor_shows_the_calibration_table_against_the_rubric_being_edited(login, author):
+    client = login(author)
+    page = client.get(f"/author/questions/{SLUG}/").content.decode()
+    assert 'data-testid="calibration-table"' in page
+    assert "nan-loss-checklist.calibration.yaml" in page and ", 0 out of band." in page
+    question = Question.objects.get(slug=SLUG)
+
+    # An author who drops the unstable-ops point's misconceptions sees its calibration answer leave its band
+    # before saving: the misconception it was written to trip no longer fires.
+    data = form_data(question)
+    for name in [k for k in data if k.startswith("rubric[3].misconceptions")]:
+        data[name] = ""
+    result = client.post("/author/questions/api/check/", data).json()
+    html = result["calibration_html"]
+    assert "1 out of band." in html and "no misconception of the point fired" in html
+
+    # Renaming the point makes the file itself not fit: it is named, and the references still score.
+    data = form_data(question)
+    data["rubric[3].key"] = "unsafe-ops"
+    html = client.post("/author/questions/api/check/", data).json()["calibration_html"]
+    assert "does not fit the question as edited" in html and "unknown rubric point &#x27;unstable-ops&#x27;" in html
+    assert html.count('data-kind="reference"') == 2
+
+
+def test_a_question_without_calibration_file_says_so_in_the_editor(login, author):
+    question = Question.objects.get(slug=SLUG)
+    data = form_data(question, slug="nan-loss-checklist-copy")
+    html = login(author).post("/author/questions/api/check/", data).json()["calibration_html"]
+    assert "no calibration file" in html and html.count('data-kind="reference"') == 2
+
+
 def test_save_makes_a_version_candidates_see_and_export_gives_it_back(login, author, candidate):
     question = Question.objects.get(slug=SLUG)
     client = login(author)
