@@ -92,11 +92,11 @@ test: check-tools $(DEV_STAMP) $(NODE_STAMP) system-test-deps
 	else \
 		echo "== second pass skipped: set FAULTLINE_TEST_DATABASE_URL and FAULTLINE_TEST_REDIS_URL (as .ci/run does) to run the suite on PostgreSQL + Redis =="; \
 	fi
-	@echo "== every lab, $(VALIDATE_SEEDS) seeds, two shards side by side: faulty program fails, solution passes, every cover-up scores 0 % =="
-	@rm -rf var/validate-1 var/validate-2
+	@echo "== every lab, $(VALIDATE_SEEDS) seeds, two processes side by side taking labs in turn: faulty program fails, solution passes, every cover-up scores 0 % =="
+	@rm -rf var/validate-1 var/validate-2 var/validate-claims
 	@for k in 1 2; do \
 		( FAULTLINE_VAR_DIR=$(CURDIR)/var/validate-$$k sh -c '$(MANAGE) migrate --noinput -v 0 && $(MANAGE) loadbank >/dev/null \
-			&& $(MANAGE) loadlabs >/dev/null && $(MANAGE) validatelab --all --seeds $(VALIDATE_SEEDS) --summary --shard '$$k'/2'; \
+			&& $(MANAGE) loadlabs >/dev/null && $(MANAGE) validatelab --all --seeds $(VALIDATE_SEEDS) --summary --claims $(CURDIR)/var/validate-claims'; \
 		  echo $$? > var/validate-$$k.rc ) 2>&1 | sed -u "s/^/[shard $$k] /" & \
 	done; wait; \
 	for k in 1 2; do [ "$$(cat var/validate-$$k.rc 2>/dev/null)" = 0 ] || { echo "validation shard $$k failed"; exit 1; }; done

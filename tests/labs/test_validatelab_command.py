@@ -20,6 +20,7 @@ pytestmark = pytest.mark.django_db
         (("--all", "--shard", "3/2"), "--shard 3/2: K must be between 1 and N"),
         (("--all", "--shard", "half"), "--shard must look like 1/2"),
         (("no-such-lab",), "unknown lab(s): no-such-lab"),
+        (("--all", "--shard", "1/2", "--claims", "x"), "--shard and --claims split the catalog two different ways"),
     ],
 )
 def test_wrong_calls_say_what_is_wrong(args, message):
@@ -37,6 +38,33 @@ def test_shards_split_the_catalog_without_overlap():
             call_command("validatelab", "--all", "--seeds", "1", "--shard", shard)
     every = sorted(Lab.objects.filter(retired=False).values_list("slug", flat=True))
     assert len(every) > 2 and sorted(seen) == every and len(set(seen)) == len(seen)
+
+
+def test_claiming_processes_take_every_lab_once_longest_first(tmp_path):
+    """Two processes sharing a claims folder: the first one to be free takes the next lab. Here the first
+    process claims a lab, and while it validates that lab the second process takes everything else."""
+    from labs.validation import expected_validation_seconds
+
+    seen: dict[str, list[str]] = {"first": [], "second": []}
+
+    def first(version, seeds, progress):
+        if not seen["first"]:
+            with mock.patch(
+                "labs.management.commands.validatelab.validate_version",
+                side_effect=lambda version, seeds, progress: seen["second"].append(version.lab.slug) or [],
+            ):
+                call_command("validatelab", "--all", "--seeds", "1", "--claims", str(tmp_path))
+        seen["first"].append(version.lab.slug)
+        return []
+
+    with mock.patch("labs.management.commands.validatelab.validate_version", side_effect=first):
+        call_command("validatelab", "--all", "--seeds", "1", "--claims", str(tmp_path))
+    every = sorted(Lab.objects.filter(retired=False).values_list("slug", flat=True))
+    assert len(seen["first"]) == 1 and sorted(seen["first"] + seen["second"]) == every
+    # The lab the first process took is the one expected to take longest.
+    costs = {lab.slug: expected_validation_seconds(lab.versions.latest("number").spec) for lab in Lab.objects.all()}
+    assert costs[seen["first"][0]] == max(costs.values())
+    assert sorted(p.name for p in tmp_path.iterdir()) == every
 
 
 def test_start_up_validation_opens_the_quickest_labs_first():

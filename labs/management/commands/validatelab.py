@@ -1,5 +1,9 @@
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
 from django.core.management.base import BaseCommand, CommandError
 from django.test.utils import override_settings
 
@@ -27,6 +31,13 @@ class Command(BaseCommand):
             "their own databases can validate the catalog side by side",
         )
         parser.add_argument(
+            "--claims",
+            metavar="DIR",
+            help="take labs one at a time, longest first, by claiming each in this folder, which other validatelab "
+            "processes share: whichever process is free takes the next lab, so they finish together however far "
+            "the time estimates are off",
+        )
+        parser.add_argument(
             "--unvalidated", action="store_true", help="only labs whose newest version is not validated yet"
         )
         parser.add_argument(
@@ -35,12 +46,14 @@ class Command(BaseCommand):
 
     def handle(
         self, *args, slugs, all: bool, seeds: int, backend: str | None, unvalidated: bool, shard, summary: bool,
-        **options,
+        claims: str | None = None, **options,
     ):  # fmt: skip
         if not slugs and not all:
             raise CommandError("name one or more labs, or pass --all")
         if seeds < 1:
             raise CommandError("--seeds must be at least 1")
+        if shard and claims:
+            raise CommandError("--shard and --claims split the catalog two different ways: give one")
         index, count = parse_shard(shard) if shard else (0, 1)
         labs = Lab.objects.filter(retired=False)
         if slugs:
@@ -54,7 +67,9 @@ class Command(BaseCommand):
             f"{'lab':34} {'v':>3} {'seed':>4} {'variant':28} {'expect':6} {'got':6} {'s':>6}  failed checks"
         )
         with override_settings(**overrides):
-            for lab in shard_of(list(labs.order_by("slug")), index, count):
+            ordered = list(labs.order_by("slug"))
+            chosen = claimed(ordered, Path(claims)) if claims else shard_of(ordered, index, count)
+            for lab in chosen:
                 version = latest_version(lab)
                 if version is None or (unvalidated and version.validated_at):
                     continue
@@ -83,19 +98,32 @@ class Command(BaseCommand):
         )
 
 
+def _cost(lab) -> float:
+    version = latest_version(lab)
+    return expected_validation_seconds(version.spec if version else {})
+
+
+def claimed(labs: list, folder: Path) -> Iterator:
+    """The labs this process wins, longest expected first: a lab is taken by creating its claim file, which
+    exactly one of the processes sharing ``folder`` manages (``O_EXCL``). A claim is made only when the
+    process is ready for the lab, so a process that drew quick labs goes on to take more."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for lab in sorted(labs, key=lambda lab: (-_cost(lab), lab.slug)):
+        try:
+            os.close(os.open(folder / lab.slug, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+        except FileExistsError:
+            continue
+        yield lab
+
+
 def shard_of(labs: list, index: int, count: int) -> list:
     """The labs of shard ``index``: longest first, each to the shard with the least work so far, so the
     shards finish together. The same catalog always splits the same way."""
-
-    def cost(lab) -> float:
-        version = latest_version(lab)
-        return expected_validation_seconds(version.spec if version else {})
-
     loads = [0.0] * count
     mine = []
-    for lab in sorted(labs, key=lambda lab: (-cost(lab), lab.slug)):
+    for lab in sorted(labs, key=lambda lab: (-_cost(lab), lab.slug)):
         target = loads.index(min(loads))
-        loads[target] += cost(lab)
+        loads[target] += _cost(lab)
         if target == index:
             mine.append(lab)
     return sorted(mine, key=lambda lab: lab.slug)
