@@ -39,6 +39,11 @@ def probe_seed(slug: str, seed: int) -> int:
     return int.from_bytes(digest[:4], "big") >> 1  # 31 bits: fits every RNG the labs use, with room to add
 
 
+def variant_values(spec: dict, seed: int) -> dict:
+    """The variant's parameters and its probe seed: everything a hidden file or a service setting may quote."""
+    return {**choose_params(spec["slug"], spec["params"], seed), "probe_seed": probe_seed(spec["slug"], seed)}
+
+
 def render_text(text: str, values: dict) -> str:
     return PLACEHOLDER_RE.sub(lambda m: str(values[m.group(1)]) if m.group(1) in values else m.group(0), text)
 

@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from labs.diagnosis import grade_diagnosis
 from labs.models import Attempt, HintReveal, Lab, LabRun, LabVersion
-from labs.render import choose_params, probe_seed, render_files
+from labs.render import choose_params, probe_seed, render_files, variant_values
 from labs.scoring import compute_score, hint_costs, rescore_attempt
 from labs.spec import services_env
 from sandbox.models import Run
@@ -194,7 +194,7 @@ def start_run(attempt: Attempt, toggles: list[str] | None = None, fix: bool = Fa
     spec = attempt.version.spec
     toggles = toggles or []
     # Plain runs too: the program's store client needs the store. A fix gets the graded settings.
-    env = services_env(spec, choose_params(spec["slug"], spec["params"], attempt.seed), graded=fix)
+    env = services_env(spec, variant_values(spec, attempt.seed), graded=fix)
     for toggle in toggles:
         if toggle not in TOGGLE_ENV or toggle not in spec["tools"]:
             raise LabRefused(f"toggles: {toggle!r} is not a tool of this lab ({', '.join(spec['tools'])})")

@@ -21,7 +21,7 @@ from labs.checks import run_checks
 from labs.grading import gather_outcome
 from labs.loader import refresh_question_links
 from labs.models import Lab, LabRun, LabVersion
-from labs.render import choose_params, render_check
+from labs.render import choose_params, render_check, variant_values
 from labs.run_result import recorded_result
 from labs.scoring import DISPLAY, assign_roles, counted_checks, fix_passed, fix_percent
 from labs.services import program_for
@@ -67,7 +67,7 @@ def run_variant(version: LabVersion, seed: int, variant: str, owner=None) -> Lab
             ranks=resources["ranks"], timeout_seconds=resources["timeout_seconds"],
             memory_mb=resources["memory_mb"], cpus=resources["cpus"],
             gpu="none" if resources["gpu"] == "optional" else resources["gpu"], purpose="validate", enqueue=False,
-            env=services_env(spec, choose_params(spec["slug"], spec["params"], seed), graded=True),
+            env=services_env(spec, variant_values(spec, seed), graded=True),
         )  # fmt: skip
         lab_run = LabRun.objects.create(run=run, version=version, kind=LabRun.Kind.VALIDATE, seed=seed, variant=variant)
     execute_run(run.pk, worker_name="validatelab")

@@ -20,7 +20,7 @@ from django.test.utils import override_settings
 
 from labs.loader import latest_version
 from labs.models import Lab, LabRun, LabVersion
-from labs.render import choose_params
+from labs.render import variant_values
 from labs.services import MAX_SEED, LabRefused, clean_files, graded_run_options, hidden_files, program_for
 from labs.spec import services_env
 from labs.validation import learn_from_baseline, rescore
@@ -115,7 +115,7 @@ class Command(BaseCommand):
                     owner=None,
                     files=files,
                     enqueue=False,
-                    env=services_env(spec, choose_params(spec["slug"], spec["params"], seed), graded=True),
+                    env=services_env(spec, variant_values(spec, seed), graded=True),
                     **graded_run_options(spec),
                 )
                 lab_run = LabRun.objects.create(run=run, version=version, kind=LabRun.Kind.FIX, seed=seed)

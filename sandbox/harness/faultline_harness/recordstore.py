@@ -9,6 +9,10 @@ records among them (``records``). The counts leave through the launcher's ``end`
 can raise them without paying the latency for each read, and a program that builds the records itself
 (the generator is no secret) leaves them short.
 
+With ``shard_seed`` and ``shard_size`` the store holds that one shard and nothing else: a request for
+another shard's seed or an index past the end closes the connection, so ``records`` counts records of the
+lab's own shard only, and reads of made-up (seed, index) pairs cannot stand in for them.
+
 Wire format, little-endian: a request is ``<qI`` (shard seed, record index); the answer is ``floats``
 float32 values. Anything else closes the connection.
 """
@@ -31,7 +35,12 @@ from .socketservice import SocketService, recv_exact
 
 REQUEST = struct.Struct("<qI")
 SOCKET_NAME = "record-store.sock"
-LIMITS = {"latency_ms": (0.0, 1000.0), "concurrency": (1, 64), "floats": (1, 4096)}
+LIMITS = {
+    "latency_ms": (0.0, 1000.0), "concurrency": (1, 64), "floats": (1, 4096),
+    "shard_seed": (0, 2**62), "shard_size": (1, 10_000_000),
+}  # fmt: skip
+# Settings a service may leave out, each group all or none: a store without them serves any shard.
+OPTIONAL = {"record_store": ("shard_seed", "shard_size")}
 # Every service the launcher can run, with the settings each takes (all required) and their ranges.
 SERVICE_LIMITS = {"record_store": LIMITS, "checkpoint_store": checkpointstore.LIMITS, "sealed_records": {"files": None}}
 
@@ -64,8 +73,17 @@ def parse_config(raw: str) -> dict[str, dict[str, Any]]:
     config = {}
     for name, options in data.items():
         limits = SERVICE_LIMITS[name]
-        if not isinstance(options, dict) or set(options) != set(limits):
-            raise ServiceConfigError(f"services.{name}: needs exactly {', '.join(limits)}")
+        optional = OPTIONAL.get(name, ())
+        required = [key for key in limits if key not in optional]
+        given = set(options) if isinstance(options, dict) else set()
+        if (
+            not isinstance(options, dict)
+            or not set(required) <= given
+            or not given <= set(limits)
+            or given & set(optional) not in (set(), set(optional))
+        ):
+            extra = f" (and optionally all of {', '.join(optional)})" if optional else ""
+            raise ServiceConfigError(f"services.{name}: needs exactly {', '.join(required)}{extra}")
         if name == "sealed_records":
             problem = sealedrecords.check_files(options["files"])
             if problem:
@@ -73,6 +91,8 @@ def parse_config(raw: str) -> dict[str, dict[str, Any]]:
             config[name] = dict(options)
             continue
         for key, (low, high) in limits.items():
+            if key not in options:
+                continue
             value = options[key]
             if not isinstance(value, int | float) or isinstance(value, bool) or not low <= value <= high:
                 raise ServiceConfigError(f"services.{name}.{key}: a number {low}–{high}, got {value!r}")
@@ -89,8 +109,12 @@ class RecordStore(SocketService):
     socket_name = SOCKET_NAME
     thread_name = "fl-record-store"
 
-    def __init__(self, folder: Path, latency_ms: float, concurrency: int, floats: int) -> None:
+    def __init__(
+        self, folder: Path, latency_ms: float, concurrency: int, floats: int,
+        shard_seed: int | None = None, shard_size: int | None = None,
+    ) -> None:  # fmt: skip
         super().__init__(folder)
+        self.shard = (shard_seed, shard_size) if shard_seed is not None and shard_size is not None else None
         self.latency_s = latency_ms / 1000.0
         self.floats = floats
         self.answer = struct.Struct(f"<{floats}f")
@@ -114,6 +138,8 @@ class RecordStore(SocketService):
             if request is None:
                 return
             seed, index = REQUEST.unpack(request)
+            if self.shard is not None and (seed != self.shard[0] or index >= self.shard[1]):
+                return  # not a record of this store's shard: nothing served, nothing counted
             with self._slots:
                 # The round trip: held inside the slot, so `concurrency` reads overlap at most.
                 time.sleep(self.latency_s)
@@ -145,8 +171,9 @@ def start_services(env: Mapping[str, str], folder: Path) -> dict[str, Service]:
     if "record_store" in config:
         options = config["record_store"]
         services["record_store"] = RecordStore(
-            folder, float(options["latency_ms"]), int(options["concurrency"]), int(options["floats"])
-        )
+            folder, float(options["latency_ms"]), int(options["concurrency"]), int(options["floats"]),
+            options.get("shard_seed"), options.get("shard_size"),
+        )  # fmt: skip
     if "checkpoint_store" in config:
         services["checkpoint_store"] = checkpointstore.CheckpointStore(
             folder, float(config["checkpoint_store"]["mb_per_s"])

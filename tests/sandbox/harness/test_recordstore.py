@@ -196,3 +196,33 @@ def test_a_bad_description_stops_the_launcher_with_a_message(tmp_path: Path):
     assert done.returncode != 0
     assert "services.record_store" in done.stderr
     assert "never" not in done.stdout
+
+
+def test_a_store_that_holds_one_shard_serves_and_counts_only_that_shard(tmp_path: Path):
+    """Reads of made-up (seed, index) pairs cost the same latency but must not count as the lab's records."""
+    made = recordstore.RecordStore(tmp_path, 0, 4, 4, shard_seed=7, shard_size=3)
+    made.start()
+    try:
+        assert _read(made.path, 7, 2) == pytest.approx(recordstore.record(7, 2, 4))
+        for seed, index in [(8, 0), (7, 3), (7, 2**31)]:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+                conn.connect(str(made.path))
+                conn.sendall(recordstore.REQUEST.pack(seed, index))
+                assert conn.recv(16) == b"", f"({seed}, {index}) was answered"
+        assert made.counts() == {"reads": 1, "records": 1}
+    finally:
+        made.stop()
+
+
+@pytest.mark.parametrize(
+    ("options", "problem"),
+    [
+        ({"shard_seed": 7}, "optionally all of shard_seed, shard_size"),
+        ({"shard_seed": 7, "shard_size": 0}, "services.record_store.shard_size: a number 1–10000000"),
+        ({"shard_seed": -1, "shard_size": 5}, "services.record_store.shard_seed: a number 0–"),
+    ],
+)
+def test_shard_settings_come_together_and_in_range(options, problem):
+    raw = json.dumps({"record_store": {"latency_ms": 2, "concurrency": 8, "floats": 32, **options}})
+    with pytest.raises(recordstore.ServiceConfigError, match=problem):
+        recordstore.parse_config(raw)
