@@ -52,6 +52,8 @@ from sandbox.backends.containerspec import (
 )
 from sandbox.harness.faultline_harness import protocol
 
+REMOVE_ATTEMPTS = 4
+
 
 def _end_exit_code(line: str) -> int | None:
     """The exit status in the launcher's ``end`` event, or None for any other line. Ranks cannot send
@@ -277,13 +279,26 @@ class DockerSandbox(Sandbox):
             return f"diagnostic could not run: {exc}"
         return result.output.decode("utf-8", errors="replace").strip()
 
+    def _remove_container(self) -> None:
+        """Remove the run's container, trying again a few times: on a loaded engine a removal can be refused
+        while the kill is still in progress, and a container left behind holds memory and a name until the
+        reaper's next pass."""
+        from docker.errors import NotFound
+
+        for attempt in range(REMOVE_ATTEMPTS):
+            try:
+                self.container.remove(force=True)
+                return
+            except NotFound:
+                return
+            except Exception:  # noqa: BLE001 - the reaper removes anything left behind
+                if attempt + 1 < REMOVE_ATTEMPTS:
+                    time.sleep(0.5 * (attempt + 1))
+
     def cleanup(self) -> None:
         self._close_stream()
         if getattr(self, "container", None) is not None:
-            try:
-                self.container.remove(force=True)
-            except Exception:  # noqa: BLE001 - the reaper removes anything left behind
-                pass
+            self._remove_container()
         if getattr(self, "host_dir", None) is not None:
             shutil.rmtree(self.host_dir, ignore_errors=True)
         if getattr(self, "_pool", None) is not None:
