@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from unittest import mock
 
 import pytest
@@ -76,3 +77,38 @@ def test_start_up_validation_opens_the_quickest_labs_first():
     assert costs == sorted(costs)
     families = [v.lab.family for v in order]
     assert families.index("correctness") < families.index("nan") < families.index("hang") < families.index("leak")
+
+
+def test_rows_of_two_processes_merge_into_one_table(tmp_path, capsys):
+    """Each process writes its rows (--rows-out); validationsummary prints one table over both, and fails
+    when a row is a violation, so the printed table is the one the build stood on."""
+    from labs.validation import ValidationRow
+
+    def row(lab: str, variant: str, ok: bool = True) -> ValidationRow:
+        expected = "pass" if variant == "solution" else "fail"
+        return ValidationRow(lab=lab, version=1, seed=0, variant=variant, expected=expected,
+                             outcome=expected if ok else "pass", failed_checks=[] if variant == "solution" else ["x"],
+                             seconds=3.0, ok=ok)  # fmt: skip
+
+    files = []
+    for name, rows in [("one", [row("b-lab", "baseline"), row("b-lab", "solution")]),
+                       ("two", [row("a-lab", "baseline"), row("a-lab", "bad:cheat")])]:  # fmt: skip
+        out = tmp_path / f"{name}.jsonl"
+        with mock.patch(
+            "labs.management.commands.validatelab.validate_version",
+            side_effect=lambda version, seeds, progress, rows=rows: rows,
+        ):
+            call_command("validatelab", Lab.objects.first().slug, "--seeds", "2", "--rows-out", str(out))
+        files.append(str(out))
+    capsys.readouterr()
+    call_command("validationsummary", *files)
+    table = capsys.readouterr().out
+    assert "seeds 0–1" in table and table.index("`a-lab`") < table.index("`b-lab`")
+    assert "`cheat`" in table and "2 labs, 4 runs, 0 violation(s)." in table
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({**row("c-lab", "bad:cheat", ok=False).as_dict(), "seeds": 2}) + "\n")
+    with pytest.raises(CommandError, match="violations"):
+        call_command("validationsummary", *files, str(bad))
+    with pytest.raises(CommandError, match="no such file"):
+        call_command("validationsummary", str(tmp_path / "missing.jsonl"))

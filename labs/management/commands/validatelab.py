@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -43,10 +44,16 @@ class Command(BaseCommand):
         parser.add_argument(
             "--summary", action="store_true", help="end with a Markdown table of every lab's runs and tightest margin"
         )
+        parser.add_argument(
+            "--rows-out",
+            metavar="FILE",
+            help="also write every row as JSON (one object a line), for `validationsummary` to merge the tables "
+            "of processes that validated the catalog side by side",
+        )
 
     def handle(
         self, *args, slugs, all: bool, seeds: int, backend: str | None, unvalidated: bool, shard, summary: bool,
-        claims: str | None = None, **options,
+        claims: str | None = None, rows_out: str | None = None, **options,
     ):  # fmt: skip
         if not slugs and not all:
             raise CommandError("name one or more labs, or pass --all")
@@ -74,6 +81,9 @@ class Command(BaseCommand):
                 if version is None or (unvalidated and version.validated_at):
                     continue
                 mine = validate_version(version, list(range(seeds)), progress=self.print_row)
+                if rows_out:  # written lab by lab, so a run cut short still leaves what it measured
+                    with open(rows_out, "a", encoding="utf-8") as out:
+                        out.writelines(json.dumps({**row.as_dict(), "seeds": seeds}) + "\n" for row in mine)
                 self.stdout.write(f"{lab.slug}: margins from the threshold (+ passes, − fails)")
                 self.stdout.write("\n".join(margin_lines(mine)))
                 rows += mine
