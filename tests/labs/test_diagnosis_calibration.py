@@ -13,17 +13,14 @@ import pytest
 from django.conf import settings
 
 from labs import services
-from labs.diagnosis import (
+from labs.diagnosis import grade_diagnosis, possible_values, quoted_params, variant_keys, variant_rubric
+from labs.diagnosis_calibration import (
     CALIBRATION_DIR,
     KINDS,
     WRONG_EVIDENCE_GAP,
     CalibrationError,
-    grade_diagnosis,
     load_calibration,
-    possible_values,
-    quoted_params,
     score_calibration,
-    variant_keys,
 )
 from labs.render import choose_params, render_text
 from labs.spec import LabSpecError, load_lab
@@ -80,6 +77,21 @@ def test_own_variant_evidence_scores_higher_than_another_variants():
     assert own_point["fraction"] == 1 and missed["fraction"] == 0
     # The label names this variant's value once it is scored, so the feedback says what was expected.
     assert str(own["accum_steps"]) in own_point["label"]["en"]
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_every_lab_has_a_point_only_its_own_variant_earns(slug):
+    """Issue 13: evidence is checked against the variant the candidate got, in every lab of the catalog; and
+    the point really differs between variants (seeds 0-5 do not all render it the same)."""
+    spec = spec_of(slug)
+    keys = variant_keys(spec["diagnosis"])
+    assert keys, f"{slug}: no rubric point quotes a {{{{ param }}}} of the variant"
+    rendered = {
+        str([p["concepts"] for p in variant_rubric(spec["diagnosis"], choose_params(slug, spec["params"], seed))
+             if p["key"] in keys])
+        for seed in range(6)
+    }  # fmt: skip
+    assert len(rendered) > 1, f"{slug}: the variant point reads the same on seeds 0-5"
 
 
 def hedgeable(slug: str) -> tuple[list[dict], list[dict]]:

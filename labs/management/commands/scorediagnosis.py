@@ -26,7 +26,8 @@ import sys
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from labs.diagnosis import CalibrationError, calibration_path, grade_diagnosis, load_calibration, score_calibration
+from labs.diagnosis import grade_diagnosis
+from labs.diagnosis_calibration import CalibrationError, calibration_path, load_calibration, score_calibration
 from labs.render import choose_params
 from labs.spec import LabSpecError, load_lab
 from questions.concepts import point_report
