@@ -18,7 +18,7 @@ from torch.utils.data import DataLoader
 ctypes.CDLL("libc.so.6").mallopt(-3, 65536)  # -3 = M_MMAP_THRESHOLD
 torch.set_num_threads(1)
 torch.manual_seed({{ data_seed }})
-dataset = TicketDataset(export_shards(seed={{ data_seed }}, tickets=150_000))
+dataset = TicketDataset(export_shards(seed={{ data_seed }}, tickets={{ export_k }}_000))
 # The export is shuffled when it is written, so the loader reads it in order. Featurising is
 # CPU-bound Python, hence the two worker processes.
 loader = DataLoader(dataset, batch_size=250, shuffle=False, num_workers=2)
