@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
+from labs.render import variant_values
 from labs.spec import CATALOG_DIR, FAMILIES, LabSpecError, load_catalog, load_lab, services_env
 
 EXAMPLE = CATALOG_DIR / "nan-lr-unnormalised"
@@ -154,9 +155,16 @@ def store_lab(tmp_path) -> Path:
 
 def test_services_are_parsed_and_handed_to_every_run_as_one_variable():
     spec = load_lab(SERVICES_LAB)
-    assert spec.services == {"record_store": {"latency_ms": 2, "concurrency": 8, "floats": 32}}
-    env = services_env(spec.as_json())
-    assert json.loads(env["FAULTLINE_SERVICES"]) == spec.services
+    assert spec.services == {
+        "record_store": {
+            "latency_ms": 2, "concurrency": 8, "floats": 32, "shard_seed": "{{ data_seed }}",
+            "shard_size": "{{ shard_size }}", "graded": {"shard_seed": "{{ probe_seed }}"},
+        }
+    }  # fmt: skip
+    env = services_env(spec.as_json(), {"data_seed": 11, "shard_size": 3072, "probe_seed": 5})
+    assert json.loads(env["FAULTLINE_SERVICES"]) == {
+        "record_store": {"latency_ms": 2, "concurrency": 8, "floats": 32, "shard_seed": 11, "shard_size": 3072}
+    }
     # labs without services keep the stored spec (and so the content hash) they had before the key existed
     plain = load_lab(EXAMPLE)
     assert "services" not in plain.as_json() and services_env(plain.as_json()) == {}
@@ -170,6 +178,13 @@ def test_services_are_parsed_and_handed_to_every_run_as_one_variable():
         ("concurrency: 8", "concurrency: 2.5", "services.record_store.concurrency", "an integer"),
         ("latency_ms: 2", "latency_ms: fast", "services.record_store.latency_ms", "a number"),
         ("  record_store:", "  cache:", "services", "unknown service 'cache'"),
+        ('shard_size: "{{ shard_size }}",', "", "services.record_store", "optionally all of shard_seed, shard_size"),
+        (
+            'shard_seed: "{{ probe_seed }}"',
+            'shard_seed: "{{ nope }}"',
+            "services.record_store",
+            "{{ nope }} is not a parameter",
+        ),
         ("count: records", "count: bytes", "checks[3] (shard-from-store)", "count must be one of reads, records"),
     ],
 )
@@ -179,6 +194,21 @@ def test_service_errors_name_the_field(store_lab, old, new, where, problem):
         load_lab(store_lab)
     assert caught.value.where == where
     assert problem in caught.value.problem
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_the_store_serves_the_shard_the_runs_client_asks_for(seed):
+    # A practice run's client (program/dataset.py) asks for the data seed's shard; a graded run's, replaced
+    # by hidden/dataset.py, for the probe seed's. The store must hold exactly that shard in each.
+    spec = load_lab(SERVICES_LAB).as_json()
+    values = variant_values(spec, seed)
+    plain = json.loads(services_env(spec, values)["FAULTLINE_SERVICES"])["record_store"]
+    graded = json.loads(services_env(spec, values, graded=True)["FAULTLINE_SERVICES"])["record_store"]
+    assert plain["shard_seed"] == values["data_seed"]
+    assert graded["shard_seed"] == values["probe_seed"] != values["data_seed"]
+    assert plain["shard_size"] == graded["shard_size"] == values["shard_size"]
+    assert "STORE_SEED = {{ data_seed }}" in (SERVICES_LAB / "program" / "dataset.py").read_text()
+    assert "STORE_SEED = {{ probe_seed }}" in (SERVICES_LAB / "hidden" / "dataset.py").read_text()
 
 
 def test_a_store_reads_check_needs_the_store(store_lab):

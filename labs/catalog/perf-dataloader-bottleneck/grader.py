@@ -4,8 +4,8 @@ What the program writes about its own reads or its own timing is not evidence: i
 anything there. The store itself runs in the launcher, outside the program, and counts what it served
 (the ``store_reads`` check); the grader re-measures the workload from the result:
 
-- ``replay_max_abs_diff``: the recipe is fixed (full shard, EPOCHS epochs, BATCH_SIZE, the recipe's
-  order of records, SGD with momentum), so the grader rebuilds the store's records (from the probe seed
+- ``replay_max_abs_diff``: the recipe is fixed (the variant's full shard and epochs, BATCH_SIZE, the
+  recipe's order of records, SGD with momentum), so the grader rebuilds the store's records (from the probe seed
   the run's client asked for, ``ctx.probe_seed``, with the store's formula) and trains the same head itself. A run that trained on
   fewer records, fewer epochs or bigger batches ends with different weights; faster loading of the
   same records does not change them.
@@ -24,9 +24,9 @@ from torch import nn
 
 FEATURES = 32
 CLASSES = 4
-SHARD_SIZE = 2048
-EPOCHS = 6
 BATCH_SIZE = 64
+# The shard size and the epochs vary by variant and come from ctx.params (the platform's values for the
+# attempt's seed), never from the program's constants, which are the candidate's to change.
 
 
 def head():
@@ -44,22 +44,23 @@ def store_record(store_seed, index):
     return struct.unpack(f"<{FEATURES}f", struct.pack(f"<{FEATURES}f", *values))
 
 
-def store_records(store_seed):
+def store_records(store_seed, shard_size):
     """Every record of the shard, as the storage client gets it."""
     weights = label_weights(store_seed)
-    x = torch.tensor([store_record(store_seed, i) for i in range(SHARD_SIZE)])
+    x = torch.tensor([store_record(store_seed, i) for i in range(shard_size)])
     return x, (x @ weights).argmax(1)
 
 
 def replay(params, store_seed):
     """The research team's recipe on the full shard: the weights a correct run must end with."""
-    x, y = store_records(store_seed)
+    shard_size, epochs = int(params["shard_size"]), int(params["epochs"])
+    x, y = store_records(store_seed, shard_size)
     init_seed = int(params["init_seed"])
     torch.manual_seed(init_seed)
     model = head()
     opt = torch.optim.SGD(model.parameters(), lr=float(params["lr"]), momentum=0.9)
-    for epoch in range(EPOCHS):
-        order = torch.randperm(SHARD_SIZE, generator=torch.Generator().manual_seed(init_seed * 1000 + epoch))
+    for epoch in range(epochs):
+        order = torch.randperm(shard_size, generator=torch.Generator().manual_seed(init_seed * 1000 + epoch))
         for batch in order.split(BATCH_SIZE):
             bx, by = x[batch], y[batch]
             loss = F.cross_entropy(model(bx), by)

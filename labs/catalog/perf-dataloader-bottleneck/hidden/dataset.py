@@ -1,7 +1,8 @@
 """Client for the clip feature store.
 
 Every record is fetched from the remote store: one round trip (about 2 ms) per record. The store
-answers a limited number of reads at a time and bills per read; it keeps its own count.
+answers a limited number of reads at a time and bills per read; it keeps its own count. It holds one
+shard only (the {{ shard_size }} records of STORE_SEED) and closes the connection on a request for any other record.
 
 This module is owned by the storage team: jobs import it as it is.
 """
@@ -29,7 +30,7 @@ def _label_weights() -> torch.Tensor:
 class ClipFeatureStore(Dataset):
     """Map-style view of one shard of the store: record ``i`` is a (features, label) pair."""
 
-    def __init__(self, size: int = 2048) -> None:
+    def __init__(self, size: int = {{ shard_size }}) -> None:
         self.size = size
         self.label_weights = _label_weights()
         self._conn: tuple[int, socket.socket] | None = None  # (pid, socket): each process opens its own

@@ -15,9 +15,9 @@ from torch.utils.data import DataLoader
 
 # The training recipe is fixed by the research team: full shard, these epochs, this batch size,
 # this order of records.
-EPOCHS = 6
+EPOCHS = {{ epochs }}
 BATCH_SIZE = 64
-SHARD_SIZE = 2048
+SHARD_SIZE = {{ shard_size }}
 
 
 class RecipeOrder(torch.utils.data.Sampler):
@@ -73,8 +73,8 @@ for epoch in range(EPOCHS):
         report.step(step, loss=loss, throughput=seen / (time.perf_counter() - epoch_start))
         step += 1
     took = time.perf_counter() - epoch_start
-    print(f"epoch {epoch}: {took:.2f} s, {seen / took:.0f} samples/s, train acc {correct / seen:.3f}")
+    print(f"epoch {epoch}: {seen} samples in {took:.2f} s, {seen / took:.0f} samples/s, train acc {correct / seen:.3f}")
 
-print(f"trained {step} steps in {time.perf_counter() - started:.1f} s")
+print(f"trained {step} steps ({EPOCHS} epochs) in {time.perf_counter() - started:.1f} s")
 torch.save(model.state_dict(), os.path.join(os.environ.get("FAULTLINE_OUTPUT_DIR", "."), "model.pt"))
 print("saved model.pt")

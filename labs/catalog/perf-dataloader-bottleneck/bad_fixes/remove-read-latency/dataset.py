@@ -17,7 +17,7 @@ def _label_weights() -> torch.Tensor:
 
 
 class ClipFeatureStore(Dataset):
-    def __init__(self, size: int = 2048) -> None:
+    def __init__(self, size: int = {{ shard_size }}) -> None:
         self.size = size
         self.label_weights = _label_weights()
 
