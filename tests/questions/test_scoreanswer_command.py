@@ -72,8 +72,14 @@ def test_bad_input_exits_2_saying_what_was_wrong(args, stdin, message):
 
 
 def test_scorediagnosis_scores_cause_and_evidence():
+    from labs.render import choose_params
+    from labs.spec import CATALOG_DIR, load_lab
+
+    spec = load_lab(CATALOG_DIR / "hang-ddp-uneven-inputs").as_json()
+    own = choose_params(spec["slug"], spec["params"], 3)  # the variant's facts, quoted as its log shows them
     evidence = (
         "One rank waits in barrier while the other is blocked in backward, and the step counts differ. "
+        f"One rank reads {own['long_rows']} rows and the other only {own['short_rows']} rows. "
         "The parts are uneven, so that rank's extra all-reduce has no partner; Join fixes it."
     )
     right = json.loads(manage("scorediagnosis", "hang-ddp-uneven-inputs", "--seed", "3", "--cause",
