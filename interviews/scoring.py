@@ -19,6 +19,8 @@ from interviews.errors import InterviewRefused
 from interviews.models import Event, Interview, InterviewItem, ItemKind, PointScore, Scorecard
 from labs.checks import localized
 from labs.models import Attempt, LabRun
+from labs.presenters import diagnosis_feedback
+from questions.feedback import feedback_points
 from questions.models import current_lang
 from questions.rendering import render_markdown
 
@@ -325,10 +327,7 @@ def lab_evidence(item: InterviewItem, lang: str | None = None) -> dict:
             "score": attempt.diagnosis_score,
             "root_cause_correct": detail.get("root_cause_correct"),
             "evidence_percent": detail.get("evidence_percent"),
-            "points": [
-                {**p, "label_text": (p.get("label") or {}).get(lang) or (p.get("label") or {}).get("en", p.get("key"))}
-                for p in detail.get("points", [])
-            ],
+            "points": diagnosis_feedback(detail, lang),
         },
         "flags": flags,
     }
@@ -371,6 +370,12 @@ def sheet(scorecard: Scorecard, lang: str | None = None, posted=None, error_fiel
                 prompt_html=mark_safe(item.question.localized("prompt_html", lang)),
                 reference_html=mark_safe(item.question.localized("answer_html", lang)),
                 answer_html=mark_safe(final_answer_html(item)),
+                # The same breakdown the candidate sees after practising: computed when the item froze.
+                feedback=feedback_points(
+                    item.answer.coverage, {k: p.localized("text", lang) for k, p in rubric.items()}, lang
+                )
+                if item.answer_id
+                else [],
             )
         else:
             row["lab"] = lab_evidence(item, lang)

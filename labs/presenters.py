@@ -13,12 +13,20 @@ from labs.progress import stage_text
 from labs.run_outcome import run_outcome
 from labs.scoring import FORMULA
 from labs.services import current_score, original_files
+from questions.feedback import feedback_points
 from sandbox.dispatch import queue_position
 from sandbox.models import Run
 
 
 def pick(texts: dict, language: str | None) -> str:
     return texts[content_language(language)]
+
+
+def diagnosis_feedback(detail: dict, language: str | None) -> list[dict]:
+    """A graded diagnosis's rubric points as the shared feedback list shows them (``questions.feedback``)."""
+    points = detail.get("points") or []
+    labels = {p["key"]: pick(p["label"], language) if p.get("label") else p["key"] for p in points}
+    return feedback_points(points, labels, language)
 
 
 def lab_payload(lab: Lab, language: str | None) -> dict:

@@ -15,7 +15,7 @@ from labs import services
 from labs.checks import localized
 from labs.loader import latest_version
 from labs.models import Attempt, Lab, LabRun
-from labs.presenters import attempt_payload, file_diffs, pick, sealed_for
+from labs.presenters import attempt_payload, diagnosis_feedback, file_diffs, pick, sealed_for
 from labs.progress import current_stage
 from labs.scoring import FORMULA
 from questions.rendering import render_markdown
@@ -169,7 +169,7 @@ def fix_result(request: HttpRequest, pk: int, run_pk: int) -> HttpResponse:
     language = get_language()
     sealed = sealed_for(attempt)
     detail = {} if sealed else attempt.diagnosis_detail or {}
-    points = [{**p, "label_text": pick(p["label"], language)} for p in detail.get("points", [])]
+    points = diagnosis_feedback(detail, language)
     return render(
         request,
         "labs/result.html",

@@ -10,6 +10,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from questions import services
+from questions.feedback import feedback_points
 from questions.forms import BankFilterForm, PracticeForm, SelfScoreForm
 from questions.models import PracticeAnswer, Question, Topic, current_lang
 from questions.search import SearchResult
@@ -145,18 +146,8 @@ def attempt(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
             return redirect("questions:attempt", slug=slug, pk=pk)
     else:
         form = SelfScoreForm(question, initial=answer.self_scores or {})
-    coverage = [
-        {
-            "point": points[c["key"]],
-            "text": points[c["key"]].localized("text", lang),
-            **c,
-            "wrong": [
-                {"sentence": w["sentence"], "why": w["zh" if lang == "zh" else "en"]} for w in c.get("contradicted", [])
-            ],
-        }  # fmt: skip
-        for c in answer.coverage
-        if c["key"] in points
-    ]
+    labels = {key: point.localized("text", lang) for key, point in points.items()}
+    coverage = feedback_points([c for c in answer.coverage if c["key"] in points], labels, lang)
     return render(
         request,
         "questions/attempt.html",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 
 import pytest
 from django.urls import reverse
@@ -228,6 +229,11 @@ def test_the_scoring_page_shows_the_rubric_the_reference_answer_and_the_lab_evid
     assert "NCCL all-reduce sums gradients across ranks." in page  # the candidate's final answer
     assert "Fix score 75%" in page and "heldout" in page and "loss clamped" in page
     assert "The loss goes to NaN because inputs are not standardised." in page
+    # Interviewers see the breakdown the candidate sees: each point's state and the sentence that earned it,
+    # for the question's frozen answer and for the lab's diagnosis.
+    assert 'data-testid="answer-points"' in page and 'data-testid="diagnosis-points"' in page
+    assert "Earned by:" in page and "<q>NCCL all-reduce sums gradients across ranks.</q>" in page
+    assert {"partly found", "missed"} <= set(re.findall(r'data-state="([a-z ]+)"', page))
 
 
 # --- privacy and the combined scorecard --------------------------------------------------------------

@@ -87,3 +87,16 @@ def test_the_fix_result_page_shows_the_stage_before_the_verdict(fix_run):
     page = client.get(f"/labs/attempts/{lab_run.attempt_id}/fixes/{lab_run.pk}/").content.decode()
     assert 'id="fix-stage"' in page and 'aria-live="polite"' in page
     assert "grading: evaluating the saved model on held-out data" in page
+
+
+def test_the_fix_result_page_explains_each_diagnosis_point(fix_run):
+    """The same breakdown as a practice answer: each point's state, the sentence that earned it, and the
+    sentence that contradicted it with why it is wrong (here: another variant's value)."""
+    client, _url, lab_run = fix_run
+    attempt = lab_run.attempt
+    text = "The inputs are not standardised, so the first layer's outputs explode and the loss turns NaN."
+    services.submit_diagnosis(attempt, "unnormalised-inputs", text)
+    page = client.get(f"/labs/attempts/{attempt.pk}/fixes/{lab_run.pk}/").content.decode()
+    assert 'data-testid="diagnosis-points"' in page and "Earned by:" in page
+    assert "<q>The inputs are not standardised, so the first layer&#x27;s outputs explode" in page
+    assert 'data-state="missed"' in page  # the own-run point: this text quotes no value of the variant

@@ -84,6 +84,7 @@ def test_reference_is_hidden_until_the_candidate_answers(cand_client, candidate)
     attempt = cand_client.get(response["Location"]).content.decode()
     assert "Rubric concepts covered: " in attempt
     assert "✓ learning rate" in attempt and "✓ GradScaler" in attempt
+    assert 'data-state="found"' in attempt and "Earned by:" in attempt  # each point's state and its sentence
     assert "stays in the graph" not in attempt  # sanity: no stray text
     assert question.rubric.first().text_en in attempt
     assert 'data-testid="reference-answer"' in cand_client.get(f"/questions/{SLUG}/").content.decode()
@@ -176,6 +177,7 @@ def test_a_wrong_claim_is_shown_with_why_it_is_wrong(cand_client, candidate, lan
     page = cand_client.get(response["Location"], HTTP_ACCEPT_LANGUAGE=language).content.decode()
     assert 'data-testid="contradiction"' in page and explanation in page
     assert "1F1B reduces the bubble because" in page  # the sentence that lost the point is quoted
+    assert 'data-key="gpipe-vs-1f1b" data-state="contradicted"' in page
     answer = PracticeAnswer.objects.get(user=candidate, question__slug=slug)
     [point] = [p for p in answer.coverage if p["key"] == "gpipe-vs-1f1b"]
     assert point["contradicted"] and point["fraction"] == 0
