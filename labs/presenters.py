@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 
+from django.template.loader import render_to_string
 from django.utils.translation import gettext
 
 from core.contentlang import content_language
@@ -108,6 +109,13 @@ def attempt_payload(attempt: Attempt, language: str | None, sealed: bool | None 
             "evidence": attempt.diagnosis_text,
             "score": attempt.diagnosis_score,
             "detail": attempt.diagnosis_detail,
+            # The point-by-point list every scored answer gets, rendered (and escaped) by the shared template.
+            "feedback_html": render_to_string(
+                "includes/point_feedback.html",
+                {"items": diagnosis_feedback(attempt.diagnosis_detail or {}, language), "testid": "diagnosis-points"},
+            )
+            if attempt.diagnosis_detail
+            else "",
             "draft": attempt.diagnosis_draft,
         },
         "score": current_score(attempt),
@@ -118,7 +126,7 @@ def attempt_payload(attempt: Attempt, language: str | None, sealed: bool | None 
         "sealed": sealed,
     }
     if sealed:
-        data["diagnosis"].update(score=None, detail=None)
+        data["diagnosis"].update(score=None, detail=None, feedback_html="")
         data.update(score=None, best_score=None)
     return data
 

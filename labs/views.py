@@ -141,8 +141,6 @@ def workspace_strings() -> dict[str, str]:
         ),
         "cause_correct": _("correct"),
         "cause_wrong": _("not supported by the evidence"),
-        "point": _("{label} — found: {found}; missing: {missing}"),
-        "point_listed": _("; only listed, not stated (counts a quarter): {listed}"),
         "reveal_hint": _("Reveal hint {n} (costs {cost} points)"),
         "hint_item": _("hint {n} (−{cost})"),
         "diagnosis_item": _("diagnosis ({score}/100)"),

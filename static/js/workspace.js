@@ -587,14 +587,8 @@
       verdict: t(d.detail.root_cause_correct ? "cause_correct" : "cause_wrong"),
       percent: d.detail.evidence_percent,
     });
-    const list = document.createElement("ul");
-    for (const point of d.detail.points || []) {
-      const li = document.createElement("li");
-      const label = document.documentElement.lang.startsWith("zh") ? point.label.zh : point.label.en;
-      li.textContent = t("point", { label: label, found: point.found.join(", ") || "–", missing: point.missing.join(", ") || "–" });
-      if (point.listed && point.listed.length) li.textContent += t("point_listed", { listed: point.listed.join(", ") });
-      list.appendChild(li);
-    }
+    const list = document.createElement("div");
+    list.innerHTML = d.feedback_html || ""; // rendered by the server's shared template, escaped there
     box.append(p, list);
   }
 

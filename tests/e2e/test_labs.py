@@ -125,6 +125,10 @@ def diagnose(page, attempt: Attempt) -> None:
     page.locator("#evidence").fill(evidence)
     page.get_by_role("button", name="Submit diagnosis").click()
     expect(page.locator(".diagnosis-score")).to_contain_text("Diagnosis score 100/100")
+    # Point by point, as every scored answer is shown: each found, with the sentence that earned it.
+    points = page.get_by_test_id("diagnosis-points").locator("li")
+    expect(points).to_have_count(len(diagnosis["rubric"]))
+    expect(points.filter(has_text="Earned by:")).to_have_count(len(diagnosis["rubric"]))
 
 
 def apply_files(page, files: dict[str, str]) -> None:
