@@ -16,6 +16,7 @@ import ast
 import math
 import operator
 from collections.abc import Mapping
+from functools import lru_cache
 
 MAX_EXPRESSION = 200
 FUNCTIONS = {"ceil": math.ceil, "floor": math.floor, "round": round, "min": min, "max": max, "abs": abs}
@@ -39,6 +40,13 @@ def parse(expression: str) -> ast.Expression:
     """The expression's tree, refused unless it is arithmetic over names, numbers and ``FUNCTIONS``."""
     if not isinstance(expression, str) or not expression.strip():
         raise DerivedError('must be a non-empty arithmetic expression, e.g. "rows_a + rows_b"')
+    return _tree(expression)
+
+
+@lru_cache(maxsize=512)
+def _tree(expression: str) -> ast.Expression:
+    # Cached: grading a diagnosis evaluates a derived parameter over every combination of its inputs (up to
+    # labs.diagnosis.MAX_COMBINATIONS), and the walkers only read the tree.
     if len(expression) > MAX_EXPRESSION:
         raise DerivedError(f"at most {MAX_EXPRESSION} characters")
     try:
