@@ -14,6 +14,7 @@ times") contradicts the point, as a misconception does, so listing every value e
 
 from __future__ import annotations
 
+import re
 from itertools import product
 from math import prod
 
@@ -45,6 +46,7 @@ HEDGEABLE_VALUES = 50
 MAX_COMBINATIONS = 5000
 # Otherwise an integral derived value (a count) is hedged over with its neighbours: this many each side.
 NEIGHBOURS = 25
+NUMBER_RE = re.compile(r"(?<![\d.])\d{1,9}(?![\d.]\d)")
 
 
 def possible_values(param: dict, params: list[dict] | None = None) -> list:
@@ -64,17 +66,21 @@ def possible_values(param: dict, params: list[dict] | None = None) -> list:
     return []
 
 
-def other_variant_claims(point: dict, values: dict, params: list[dict]) -> list[dict]:
+def other_variant_claims(point: dict, values: dict, params: list[dict], text: str = "") -> list[dict]:
     """The point's synonyms filled in with every other value its parameters could have had, as one
     misconception: a sentence stating one of them contradicts the point (a denial such as "4, not 8"
-    does not)."""
+    does not). An integer parameter with too many values to list is checked against the whole numbers the
+    diagnosis ``text`` itself names within its range, so "607 rows or 489 rows" contradicts it too."""
     own = {render_text(s, values) for group in point["concepts"] for s in group}
     used = quoted_params(point)
+    named = {int(n) for n in NUMBER_RE.findall(text)}
     others: set[str] = set()
     for param in params:
         if param["name"] not in used:
             continue
         candidates = possible_values(param, params)
+        if not candidates and param["kind"] == "int":
+            candidates = sorted(n for n in named if param["low"] <= n <= param["high"])
         if not candidates and param["kind"] == "derived" and isinstance(values.get(param["name"]), int):
             mine = values[param["name"]]
             candidates = [v for v in range(mine - NEIGHBOURS, mine + NEIGHBOURS + 1) if v >= 0]
@@ -95,9 +101,12 @@ def other_variant_claims(point: dict, values: dict, params: list[dict]) -> list[
     ]
 
 
-def variant_rubric(diagnosis_spec: dict, values: dict | None, params: list[dict] | None = None) -> list[dict]:
+def variant_rubric(
+    diagnosis_spec: dict, values: dict | None, params: list[dict] | None = None, text: str = ""
+) -> list[dict]:
     """The rubric with every placeholder filled in from ``values`` (the attempt's parameters); with the
-    lab's ``params``, each variant point also carries ``other_variant_claims`` as its misconceptions.
+    lab's ``params``, each variant point also carries ``other_variant_claims`` as its misconceptions
+    (``text``: the diagnosis being graded, whose own numbers are checked against wide integer ranges).
 
     Raises ``ValueError`` when a placeholder has no value: matching the literal ``{{ name }}`` would
     silently make the point unreachable (or reachable by typing the placeholder)."""
@@ -109,7 +118,7 @@ def variant_rubric(diagnosis_spec: dict, values: dict | None, params: list[dict]
         if left:
             raise ValueError(f"diagnosis rubric point {point['key']!r} needs the variant's {left[0]!r}")
         labels = {lang: render_text(point[lang], values) for lang in ("en", "zh")}
-        misconceptions = other_variant_claims(point, values, params or [])
+        misconceptions = other_variant_claims(point, values, params or [], text)
         rubric.append({**point, **labels, "concepts": concepts, "misconceptions": misconceptions})
     return rubric
 
@@ -122,7 +131,7 @@ def grade_diagnosis(
     ``values``: the attempt's variant parameters (``labs.render.choose_params``); needed when the
     rubric has points that check the variant's own facts. ``params``: the lab's declared parameters,
     so that quoting another variant's value contradicts such a point."""
-    rubric = variant_rubric(diagnosis_spec, values, params)
+    rubric = variant_rubric(diagnosis_spec, values, params, text)
     points, percent = answer_coverage(
         text, [(p["key"], p["weight"], p["concepts"], p["misconceptions"]) for p in rubric]
     )

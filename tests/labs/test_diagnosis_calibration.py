@@ -132,6 +132,25 @@ def test_hedging_over_every_possible_value_earns_no_variant_point(slug):
             assert point["fraction"] == 0 and point["contradicted"], (slug, point)
 
 
+def test_hedging_over_a_wide_integer_range_with_values_from_the_text_earns_nothing():
+    """Too many values to list ("300-700 rows"): the numbers the diagnosis itself names are checked instead,
+    so quoting another seed's count beside one's own contradicts the point, and one's own alone earns it."""
+    slug = "hang-rank0-collective"
+    spec = spec_of(slug)
+    own = choose_params(slug, spec["params"], 1)
+    other = choose_params(slug, spec["params"], 0)
+    assert own["val_rows0"] != other["val_rows0"]
+    mine = f"Rank 0 validates {own['val_rows0']} rows and rank 1 validates {own['val_rows1']} rows."
+    hedged = f"Rank 0 validates {own['val_rows0']} rows or {other['val_rows0']} rows of its site."
+    near = f"Rank 0 validates {own['val_rows0'] + 1} rows or {own['val_rows0']} rows of its site."
+    results = {}
+    for name, text in [("mine", mine), ("hedged", hedged), ("near", near)]:
+        _, detail = grade_diagnosis(spec["diagnosis"], spec["diagnosis"]["correct"], text, own, spec["params"])
+        [point] = [p for p in detail["points"] if p["key"] == "own-run"]
+        results[name] = (point["fraction"], bool(point["contradicted"]))
+    assert results == {"mine": (1.0, False), "hedged": (0, True), "near": (0, True)}
+
+
 def test_a_denied_other_value_keeps_the_own_value_credited():
     spec = spec_of(ACCUM)
     own = choose_params(ACCUM, spec["params"], 1)
