@@ -342,9 +342,10 @@ class StoreReads(CheckType):
 
 
 class ServiceCount(CheckType):
-    """A count a service in the launcher kept (``services:``), e.g. the checkpoint store's ``saves`` or
+    """A count a service in the launcher kept (``services:``), e.g. the checkpoint store's ``saves``,
     ``min_rank_loads`` (the fewest loads any one rank made, each rank known by the kernel's peer credentials
-    of its connection). The ranks reach the service only through its socket and cannot write its counts."""
+    of its connection) or ``max_load_delay_ms`` (how long after a checkpoint was complete a rank first loaded
+    it). The ranks reach the service only through its socket and cannot write its counts."""
 
     required = {"service": "string", "count": "string", "op": "op", "value": "number"}
     source = gettext_noop("counted by a service in the launcher, outside the ranks")
@@ -357,7 +358,8 @@ class ServiceCount(CheckType):
         if value is None:
             reason = text(gettext_noop("the run had no such service count"))
             return CheckResult(name, type_name, False, text(NOT_MEASURED), threshold, reason)
-        return CheckResult(name, type_name, OPS[op](value, target), str(value), threshold)
+        passed = OPS[op](value, target)
+        return CheckResult(name, type_name, passed, str(value), threshold, margin=margin(value, op, target))
 
 
 CHECK_TYPES: dict[str, CheckType] = {

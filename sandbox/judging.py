@@ -34,8 +34,8 @@ class RunResult:
     artifacts_skipped: list[str] = field(default_factory=list)
     # What each service in the launcher counted, from its end event, e.g.
     # ``{"record_store": {"reads": 12288, "records": 2048}}`` (reads completed, different records served) or
-    # ``{"checkpoint_store": {"saves": 1, "loads": 2, "loads_rank0": 1, "loads_rank1": 1, "min_rank_loads": 1}}``
-    # (loads counted for the rank whose process connected, as the kernel reports it).
+    # ``{"checkpoint_store": {"saves": 1, "loads": 2, "loads_rank0": 1, "loads_rank1": 1, "min_rank_loads": 1,
+    # "max_load_delay_ms": 40}}`` (loads counted for the rank whose process connected, as the kernel reports it).
     service_counts: dict[str, dict[str, int]] = field(default_factory=dict)
 
 

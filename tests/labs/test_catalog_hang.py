@@ -2,11 +2,12 @@
 
 `hang-ddp-uneven-inputs` and `hang-rank0-checkpoint-no-barrier` judge whether the ranks trained in
 step from the weights each rank holds after every optimizer step. That must not pin candidates to the
-reference's mechanism: here the uneven-inputs lab is fixed with a DistributedSampler (the reference
-uses Join) and the checkpoint lab with a broadcast from rank 0 (the reference uses a barrier), graded
-as a submission through gradefix with real Docker. The metrics themselves are checked on hand-made
-records, without Docker. The cover-ups (rank 0 training alone, ranks training apart) are in each
-lab's bad_fixes/, which validatelab proves score 0 %.
+reference's mechanism: here the uneven-inputs lab is fixed by equal batch counts, the shorter rank
+repeating its own rows as DistributedSampler pads (the reference uses Join), and the checkpoint lab
+with a broadcast from rank 0 (the reference uses a barrier), graded as a submission through gradefix
+with real Docker. The metrics themselves are checked on hand-made records, without Docker. The
+cover-ups (rank 0 training alone, ranks training apart) are in each lab's bad_fixes/, which
+validatelab proves score 0 %. In a graded run each rank can read only its own rows.
 """
 
 from __future__ import annotations
@@ -63,6 +64,42 @@ def test_steps_taken_together_count_once(tmp_path):
     metrics = graded(tmp_path, [long_rank, short_rank])
     assert metrics["synced_steps"] == 72
     assert metrics["distinct_steps"] == 114
+
+
+def program_module(slug: str, name: str, seed: int = 0):
+    """A lab program's module, rendered for one seed, imported on its own."""
+    spec = newest(slug).spec
+    text = render_files({name: spec["program"][name]}, choose_params(slug, spec["params"], seed))[name]
+    module = type(importlib)(f"{slug}_{name}")
+    exec(compile(text, name, "exec"), module.__dict__)
+    return module
+
+
+@pytest.mark.django_db
+def test_a_graded_rank_opens_only_its_own_parts(monkeypatch):
+    data = program_module("hang-ddp-uneven-inputs", "data.py")
+    seed = 29325
+    monkeypatch.setenv("RANK", "0")
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    mine, theirs = data.parts_for_rank(0, 2)[0], data.parts_for_rank(1, 2)[0]
+    workspace = data.read_part(seed, mine)[0]
+    assert data.read_part(seed, theirs)[0].shape[0] > 0  # a workspace run (no key) reads every part
+    monkeypatch.setenv("EXPORT_PART_KEY", "123456789")
+    assert not torch.equal(data.read_part(seed, mine)[0], workspace)  # the rows come from the rank's key
+    with pytest.raises(PermissionError, match=f"cannot open part {theirs}"):
+        data.read_part(seed, theirs)
+
+
+@pytest.mark.django_db
+def test_a_graded_rank_opens_only_its_own_rows(monkeypatch):
+    data = program_module("hang-rank0-checkpoint-no-barrier", "data.py")
+    monkeypatch.setenv("RANK", "1")
+    workspace = data.rank_rows(7, 1, 64)[0]
+    assert data.rank_rows(7, 0, 64)[0].shape == (64, data.FEATURES)
+    monkeypatch.setenv("RANK_DATA_KEY", "987654321")
+    assert not torch.equal(data.rank_rows(7, 1, 64)[0], workspace)
+    with pytest.raises(PermissionError, match="rank 1 cannot open rank 0's rows"):
+        data.rank_rows(7, 0, 64)
 
 
 def test_a_forged_oversized_record_is_the_candidates_failure(tmp_path):

@@ -228,11 +228,11 @@ CHECKPOINT_LAB = CATALOG_DIR / "hang-rank0-checkpoint-no-barrier"
 
 def test_service_settings_follow_the_variant_and_a_graded_run_gets_the_graded_ones():
     spec = load_lab(CHECKPOINT_LAB).as_json()
-    values = {"store_mb_per_s": 1.1, "graded_mb_per_s": 0.31}
+    values = {"store_mb_per_s": 1.1}
     plain = json.loads(services_env(spec, values)["FAULTLINE_SERVICES"])
     graded = json.loads(services_env(spec, values, graded=True)["FAULTLINE_SERVICES"])
     assert plain["checkpoint_store"] == {"mb_per_s": 1.1}
-    assert graded["checkpoint_store"] == {"mb_per_s": 0.31}
+    assert graded["checkpoint_store"] == {"mb_per_s": 1.1, "save_s_min": 2.0, "save_s_max": 10.0}
     assert graded["sealed_records"] == plain["sealed_records"] == {"files": ["steps-rank{rank}.pt"]}
 
 
@@ -246,10 +246,12 @@ def checkpoint_lab(tmp_path) -> Path:
 @pytest.mark.parametrize(
     ("old", "new", "where", "problem"),
     [
-        ('graded: {mb_per_s: "{{ graded_mb_per_s }}"}', 'graded: {mb_per_s: "{{ nope }}"}',
+        ('graded: {save_s_min: 2.0, save_s_max: 10.0}', 'graded: {mb_per_s: "{{ nope }}"}',
          "services.checkpoint_store", "{{ nope }} is not a parameter"),
-        ('graded_mb_per_s: {float: [0.3, 0.33], digits: 3}', 'graded_mb_per_s: {float: [0, 0.33], digits: 3}',
+        ('store_mb_per_s: {float: [1.0, 1.2], digits: 2}', 'store_mb_per_s: {float: [1.0, 1200], digits: 2}',
          "services.checkpoint_store.mb_per_s", "a number"),
+        ('graded: {save_s_min: 2.0, save_s_max: 10.0}', 'graded: {save_s_min: 12.0, save_s_max: 10.0}',
+         "services.checkpoint_store.save_s_min", "at most save_s_max"),
         ('files: ["steps-rank{rank}.pt"]', 'files: ["../steps.pt"]', "services.sealed_records.files", "{rank}"),
         ("service: checkpoint_store,", "service: record_store,", "checks (every-rank-resumed)", "not in services"),
     ],

@@ -281,7 +281,9 @@ def test_a_program_cannot_speed_up_a_save_to_the_checkpoint_store(settings, monk
     assert "saved 0" in log and "loaded 0 600000" in log, log
     took = float(log.split("took ", 1)[1].split()[0])
     assert took >= 0.59, "600 kB at 1 MB/s takes 0.6 s in the launcher, whatever the program patches"
-    assert result.service_counts["checkpoint_store"] == {"saves": 1, "loads": 1, "loads_rank0": 1, "min_rank_loads": 1}
+    counts = dict(result.service_counts["checkpoint_store"])
+    assert counts.pop("max_load_delay_ms") < 1000
+    assert counts == {"saves": 1, "loads": 1, "loads_rank0": 1, "min_rank_loads": 1}
 
 
 # Two ranks: rank 1 seals its record and leaves; rank 0 then rewrites rank 1's file in the shared output

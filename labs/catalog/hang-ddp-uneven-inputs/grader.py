@@ -4,31 +4,32 @@ Each rank saves its own weights. After a correct data-parallel run they are iden
 stops the ranks from exchanging gradients leaves them different. Held-out rows come from the
 hidden seed.
 
-Equal files alone do not show that the ranks trained together: rank 0 can train on every part by
-itself (the export is readable from every rank) and write every rank's file while the other rank
-idles or exits. In a graded run the hidden entry (hidden/grade_main.py) therefore notes, inside
-each rank, a fingerprint of that rank's weights after every optimizer step it takes. With
-data-parallel training both ranks apply the same averaged gradient, so every step the ranks take
+Equal files alone do not show that the ranks trained together. In a graded run each rank's part
+files come from a key only that rank holds (hidden/grade_main.py draws it inside the rank, which is
+made undumpable first), so no rank can train on the whole export by itself: rank 0 training for
+all, or every rank training alone on every part, lacks the other node's rows. The hidden entry also
+notes, inside each rank, a fingerprint of that rank's weights after every optimizer step it takes.
+With data-parallel training both ranks apply the same averaged gradient, so every step the ranks take
 together leaves them with the same weights. `synced_steps` counts, for each rank, its steps whose
 weights the other rank also reached, and takes the smaller count. Both valid fixes share every
 step of the shorter rank: with Join the short rank's steps are the first ones of each epoch on the
-long rank (Join hands the long rank's weights to it when the epoch ends), and with a
-DistributedSampler both ranks take every step together. A rank that never steps, or that trains
+long rank (Join hands the long rank's weights to it when the epoch ends), and with equal batch
+counts (the shorter rank padded with repeats of its own rows) both ranks take every step together. A rank that never steps, or that trains
 apart and copies rank 0's weights at the end, shares no step.
 
 `distinct_steps` counts the different weights the job stepped through on any rank: the steps the
 ranks took together count once. Training on every row at 16 rows a step takes at least
-3 * ceil(ceil(N / 2) / 16) >= 90 steps for the export's N >= 950 rows (a DistributedSampler's
-share per rank; with Join the long rank takes more). Stopping each epoch when the short rank runs
+3 * ceil(ceil(N / 2) / 16) >= 90 steps for the export's N >= 950 rows (an even share per rank; the
+long rank, which Join and equal batch counts both follow, has more). Stopping each epoch when the short rank runs
 out of batches takes at most 3 * ceil(420 / 16) = 81, as the short rank's two parts hold at most
 420 rows. So a threshold of 85 tells every row from the short rank's rows, for every export the
 lab's parameters can draw. A fix that changes the batch size changes these counts; the briefing
 keeps the recipe.
 
-What this does not stop: the fingerprints are written by the ranks' own processes, into the output
-folder every rank can write. A program written against this grading (rank 1 loading each of rank
-0's intermediate weights and stepping an optimizer on them, or one rank rewriting another rank's
-steps file) passes it. It stops one rank training for all, not a pair of ranks colluding on purpose.
+What this does not stop: the fingerprints are noted inside the ranks' own processes. A pair of ranks
+written against this grading (rank 1 receiving each of rank 0's intermediate weights over the process
+group and stepping an optimizer onto them) passes it while rank 1's rows sit unused. That takes a
+collective every step, written for the purpose; no rank can get round the communication itself.
 """
 
 import torch

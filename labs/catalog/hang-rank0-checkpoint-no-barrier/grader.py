@@ -4,9 +4,10 @@ Each rank saves its final weights. The held-out rows come from the hidden seed; 
 stage that starts from fresh weights instead of the first stage's checkpoint cannot reach
 the threshold in its few low-learning-rate steps.
 
-Equal files alone do not show that the ranks trained together: rank 0 can run both stages by
-itself (every rank's rows come from a seed it can see) and write every rank's file while the other
-rank exits, and then no rank can resume too early. In a graded run the hidden entry
+Equal files alone do not show that the ranks trained together: rank 0 could run both stages by
+itself and write every rank's file while the other rank exits, and then no rank can resume too early.
+In a graded run each rank's rows come from a key only that rank holds (drawn inside the rank, which
+is made undumpable first), so no rank can train on another's rows. The hidden entry
 (hidden/grade_main.py) therefore notes, inside each rank, a fingerprint of that rank's weights
 after every optimizer step it takes. With data-parallel training both ranks apply the same
 averaged gradient, so every step they take together leaves them with the same weights, and when
@@ -19,9 +20,9 @@ shares none of the second stage.
 Each rank hands its record to the launcher (the lab's `sealed_records` service), which accepts it
 only from that rank's own process and writes it into the output folder after the job has ended, so
 one rank cannot rewrite another's. What this does not stop: the fingerprints are still noted by the
-ranks' own processes. A program written against this grading (rank 1 loading each of rank 0's
-intermediate weights and stepping an optimizer on them) passes it. It stops one rank training for
-all, not a pair of ranks colluding on purpose.
+ranks' own processes. A pair of ranks written against this grading (rank 1 receiving each of rank 0's
+intermediate weights over the process group and stepping an optimizer onto them) passes it; that
+takes a collective every step, written for the purpose.
 """
 
 import torch

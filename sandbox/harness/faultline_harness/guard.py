@@ -39,6 +39,13 @@ def set_dumpable(dumpable: bool) -> bool:
     return prctl(PR_SET_DUMPABLE, 1 if dumpable else 0)
 
 
+def keep_memory_private() -> None:
+    """Make this process undumpable, or fail loudly: a graded run's hidden entry calls it before it holds
+    a secret (its rank's data key), so no other process of the job can read that secret through /proc."""
+    if not set_dumpable(False):
+        raise OSError("prctl(PR_SET_DUMPABLE, 0) failed: this rank's memory would be readable by the others")
+
+
 def parent_death_hook() -> Callable[[], None] | None:
     """A preexec_fn that makes a rank die with the launcher, even if the launcher is SIGKILLed."""
     call = _libc_prctl()

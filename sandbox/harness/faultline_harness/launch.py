@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from . import _zygote, checkpointstore, guard, procfs, recordstore, sealedrecords
+from . import _zygote, guard, procfs, recordstore, sealedrecords
 from .cgroupmem import ContainerMemory
 from .monitors import Monitors
 from .protocol import (
@@ -46,6 +46,7 @@ from .protocol import (
     encode,
     program_line,
 )
+from .socketservice import RankedService
 from .streams import LINE_CAP, TRUNCATED_SUFFIX, Emitter, LineSplitter, split_utf8
 
 FAILURE_GRACE_S = 5.0
@@ -211,8 +212,7 @@ class Launcher:
 
     def start_services(self) -> None:
         for service in self.services.values():
-            if isinstance(service, checkpointstore.CheckpointStore | sealedrecords.SealedRecords):
-                # These know a client's rank from the connecting process's pid, as the kernel reports it.
+            if isinstance(service, RankedService):
                 service.set_ranks({rank.pid: (rank.index, rank.start_ticks) for rank in self.ranks})
             service.start()
 

@@ -40,7 +40,7 @@ LIMITS = {
     "shard_seed": (0, 2**62), "shard_size": (1, 10_000_000),
 }  # fmt: skip
 # Settings a service may leave out, each group all or none: a store without them serves any shard.
-OPTIONAL = {"record_store": ("shard_seed", "shard_size")}
+OPTIONAL = {"record_store": ("shard_seed", "shard_size"), "checkpoint_store": checkpointstore.OPTIONAL}
 # Every service the launcher can run, with the settings each takes (all required) and their ranges.
 SERVICE_LIMITS = {"record_store": LIMITS, "checkpoint_store": checkpointstore.LIMITS, "sealed_records": {"files": None}}
 
@@ -98,6 +98,8 @@ def parse_config(raw: str) -> dict[str, dict[str, Any]]:
                 raise ServiceConfigError(f"services.{name}.{key}: a number {low}–{high}, got {value!r}")
             if isinstance(low, int) and not isinstance(value, int):
                 raise ServiceConfigError(f"services.{name}.{key}: an integer, got {value!r}")
+        if options.get("save_s_min", 0) > options.get("save_s_max", 60):
+            raise ServiceConfigError(f"services.{name}.save_s_min: at most save_s_max, got {options['save_s_min']!r}")
         config[name] = dict(options)
     return config
 
@@ -175,9 +177,9 @@ def start_services(env: Mapping[str, str], folder: Path) -> dict[str, Service]:
             options.get("shard_seed"), options.get("shard_size"),
         )  # fmt: skip
     if "checkpoint_store" in config:
-        services["checkpoint_store"] = checkpointstore.CheckpointStore(
-            folder, float(config["checkpoint_store"]["mb_per_s"])
-        )
+        options = config["checkpoint_store"]
+        span = (float(options["save_s_min"]), float(options["save_s_max"])) if "save_s_min" in options else None
+        services["checkpoint_store"] = checkpointstore.CheckpointStore(folder, float(options["mb_per_s"]), span)
     if "sealed_records" in config:
         services["sealed_records"] = sealedrecords.SealedRecords(folder, list(config["sealed_records"]["files"]))
     return services

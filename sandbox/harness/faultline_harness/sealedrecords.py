@@ -25,9 +25,8 @@ import tempfile
 import threading
 from pathlib import Path
 
-from . import peers
 from .protocol import ENV_SEALED_RECORDS
-from .socketservice import SocketService, recv_exact
+from .socketservice import RankedService, recv_exact
 
 REQUEST = struct.Struct("<HQ")
 SEALED, REFUSED = 0, 1
@@ -56,7 +55,7 @@ def check_files(files: object) -> str:
     return ""
 
 
-class SealedRecords(SocketService):
+class SealedRecords(RankedService):
     """Bind in the constructor; ``set_ranks`` once the ranks exist, then ``start``; ``restore`` once every
     process of the job is gone, then ``stop``."""
 
@@ -71,11 +70,6 @@ class SealedRecords(SocketService):
         self._refused = 0
         self._restored = 0
         self._removed = 0
-        self._rank_pids: peers.RankPids = {}
-
-    def set_ranks(self, pids: peers.RankPids) -> None:
-        """``{pid: (rank, start ticks)}`` of the rank processes: a connection counts for the rank it descends from."""
-        self._rank_pids = dict(pids)
 
     def names_of(self, rank: int) -> set[str]:
         return {pattern.replace("{rank}", str(rank)) for pattern in self.files}
@@ -96,7 +90,7 @@ class SealedRecords(SocketService):
         self._closed.set()  # a connection still being served must not seal anything after this
         with self._lock:
             records = dict(self._records)
-        for rank in sorted({rank for rank, _ in self._rank_pids.values()}):
+        for rank in self.ranks():
             for name in sorted(self.names_of(rank)):
                 target = output_dir / name
                 data = records.get(name)
@@ -110,7 +104,7 @@ class SealedRecords(SocketService):
             setattr(self, attribute, getattr(self, attribute) + 1)
 
     def serve(self, conn: socket.socket) -> None:
-        rank = peers.rank_of(peers.peer_pid(conn), self._rank_pids)
+        rank = self.rank_of(conn)
         header = recv_exact(conn, REQUEST.size)
         if header is None:
             return
@@ -152,6 +146,14 @@ def seal(name: str, data: bytes, timeout: float = 30.0) -> bool:
     except OSError:
         return False
     return answer == bytes([SEALED])
+
+
+def seal_or_write(name: str, data: bytes) -> None:
+    """Rank side, for a graded run's hidden entry: seal ``data`` as record ``name``; where the run has no
+    record keeper (a run outside the sandbox), write it into the output folder so the grader still finds it."""
+    if not seal(name, data):
+        with open(os.path.join(os.environ.get("FAULTLINE_OUTPUT_DIR", "."), name), "wb") as handle:
+            handle.write(data)
 
 
 def _write(target: Path, data: bytes) -> bool:

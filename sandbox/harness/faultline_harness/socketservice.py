@@ -12,6 +12,8 @@ import tempfile
 import threading
 from pathlib import Path
 
+from . import peers
+
 MAX_SOCKET_PATH = 100  # sun_path holds 108 bytes; a longer run folder gets a temp dir
 MAX_CONNECTIONS = 64
 
@@ -96,3 +98,23 @@ def recv_exact(conn: socket.socket, size: int) -> bytes | None:
             return None
         data += chunk
     return bytes(data)
+
+
+class RankedService(SocketService):
+    """A service that knows which rank each connection comes from: the rank whose process (or a descendant
+    of it) connected, from the kernel's ``SO_PEERCRED``, never from anything the client sends.
+    ``set_ranks`` once the ranks exist, before ``start``."""
+
+    def __init__(self, folder: Path) -> None:
+        super().__init__(folder)
+        self._rank_pids: peers.RankPids = {}
+
+    def set_ranks(self, pids: peers.RankPids) -> None:
+        """``{pid: (rank, start ticks)}`` of the rank processes."""
+        self._rank_pids = dict(pids)
+
+    def ranks(self) -> list[int]:
+        return sorted({rank for rank, _ in self._rank_pids.values()})
+
+    def rank_of(self, conn: socket.socket) -> int | None:
+        return peers.rank_of(peers.peer_pid(conn), self._rank_pids)

@@ -37,8 +37,10 @@ def call(path: Path, op: int, name: str, payload: bytes = b"") -> tuple[int, byt
 def store(tmp_path: Path):
     made: list[checkpointstore.CheckpointStore] = []
 
-    def make(mb_per_s: float, ranks: dict[int, int] | None = None) -> checkpointstore.CheckpointStore:
-        one = checkpointstore.CheckpointStore(tmp_path, mb_per_s)
+    def make(
+        mb_per_s: float, ranks: dict[int, int] | None = None, save_seconds: tuple[float, float] | None = None
+    ) -> checkpointstore.CheckpointStore:
+        one = checkpointstore.CheckpointStore(tmp_path, mb_per_s, save_seconds)
         one.set_ranks({pid: (rank, None) for pid, rank in (ranks or {os.getpid(): 0}).items()})
         one.start()
         made.append(one)
@@ -112,7 +114,34 @@ def test_loads_count_for_the_rank_that_connected(store):
     call(made.path, checkpointstore.LOAD, "step-1")
     call(made.path, checkpointstore.LOAD, "step-1")
     call(made.path, checkpointstore.LOAD, "missing")
-    assert made.counts() == {"saves": 1, "loads": 2, "loads_rank0": 0, "loads_rank1": 2, "min_rank_loads": 0}
+    counts = made.counts()
+    assert counts.pop("max_load_delay_ms") < 1000
+    assert counts == {"saves": 1, "loads": 2, "loads_rank0": 0, "loads_rank1": 2, "min_rank_loads": 0}
+
+
+def test_a_save_lasts_a_drawn_duration_within_the_span(store):
+    made = store(mb_per_s=1000.0, save_seconds=(0.3, 0.6))
+    took = []
+    for index in range(4):
+        started = time.perf_counter()
+        assert call(made.path, checkpointstore.SAVE, f"step-{index}", b"data")[0] == checkpointstore.OK
+        took.append(time.perf_counter() - started)
+    assert all(0.29 <= t <= 0.9 for t in took), took
+    assert len({round(t, 3) for t in took}) > 1  # drawn anew for every save
+
+
+def test_the_delay_from_a_complete_checkpoint_to_each_ranks_first_load_is_measured(store):
+    made = store(mb_per_s=1000.0)
+    call(made.path, checkpointstore.SAVE, "step-1", b"data")
+    call(made.path, checkpointstore.LOAD, "step-1")
+    assert made.counts()["max_load_delay_ms"] < 200
+    time.sleep(0.4)
+    call(made.path, checkpointstore.LOAD, "step-1")  # a rank's later loads of the same checkpoint do not count
+    assert made.counts()["max_load_delay_ms"] < 200
+    call(made.path, checkpointstore.SAVE, "step-2", b"data")
+    time.sleep(0.4)  # a rank waiting a fixed time loads well after the checkpoint was there
+    call(made.path, checkpointstore.LOAD, "step-2")
+    assert made.counts()["max_load_delay_ms"] >= 400
 
 
 def test_a_child_process_counts_for_its_rank(store):
@@ -143,6 +172,8 @@ def test_a_malformed_request_closes_the_connection(store):
         ('{"checkpoint_store": {}}', "needs exactly mb_per_s"),
         ('{"checkpoint_store": {"mb_per_s": 0}}', "mb_per_s"),
         ('{"checkpoint_store": {"mb_per_s": "fast"}}', "mb_per_s"),
+        ('{"checkpoint_store": {"mb_per_s": 1, "save_s_min": 2}}', "and optionally all of save_s_min, save_s_max"),
+        ('{"checkpoint_store": {"mb_per_s": 1, "save_s_min": 9, "save_s_max": 2}}', "save_s_min: at most save_s_max"),
     ],
 )
 def test_bad_store_descriptions_are_refused(raw: str, problem: str):
@@ -179,6 +210,6 @@ def test_a_program_cannot_speed_up_a_save_and_its_load_is_counted(launch):
     [line] = run.output(0)
     status, seconds = line.split()[1:]
     assert status == "0" and float(seconds) >= 0.45
-    assert run.events("end")[-1]["services"] == {
-        "checkpoint_store": {"saves": 1, "loads": 1, "loads_rank0": 1, "min_rank_loads": 1}
-    }
+    counts = run.events("end")[-1]["services"]["checkpoint_store"]
+    assert counts.pop("max_load_delay_ms") < 1000  # loaded right after the save was complete
+    assert counts == {"saves": 1, "loads": 1, "loads_rank0": 1, "min_rank_loads": 1}

@@ -114,3 +114,20 @@ def test_the_launcher_writes_each_ranks_own_record_after_the_job(launch):
     assert (run.out_dir / "steps-rank0.pt").read_bytes() == b"rank 0's own"
     counts = run.events("end")[-1]["services"]["sealed_records"]
     assert counts == {"sealed": 2, "refused": 1, "restored": 2, "removed": 0}
+
+
+def test_seal_or_write_seals_when_the_run_has_a_keeper(keeper, tmp_path: Path, monkeypatch):
+    out = tmp_path / "out"
+    out.mkdir()
+    monkeypatch.setenv("FAULTLINE_OUTPUT_DIR", str(out))
+    sealedrecords.seal_or_write("steps-rank1.pt", b"mine")
+    assert not (out / "steps-rank1.pt").exists()  # held by the launcher until the job is over
+    keeper.restore(out)
+    assert (out / "steps-rank1.pt").read_bytes() == b"mine"
+
+
+def test_seal_or_write_writes_directly_outside_the_sandbox(tmp_path: Path, monkeypatch):
+    monkeypatch.delenv("FAULTLINE_SEALED_RECORDS", raising=False)
+    monkeypatch.setenv("FAULTLINE_OUTPUT_DIR", str(tmp_path))
+    sealedrecords.seal_or_write("steps-rank0.pt", b"record")
+    assert (tmp_path / "steps-rank0.pt").read_bytes() == b"record"

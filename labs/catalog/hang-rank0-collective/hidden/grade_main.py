@@ -8,7 +8,6 @@ the last optimizer it stepped to the launcher, which keeps them out of the other
 writes them for the grader to replay the job against.
 """
 
-import ctypes
 import io
 import os
 import runpy
@@ -16,16 +15,8 @@ import secrets
 
 import torch
 from faultline_harness import sealedrecords
+from faultline_harness.guard import keep_memory_private
 from torch.optim.optimizer import register_optimizer_step_post_hook
-
-PR_SET_DUMPABLE = 4
-
-
-def keep_memory_private() -> None:
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
-        raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE, 0) failed")
-
 
 class LastOptimizer:
     """Global optimizer-step hook: which optimizer this rank stepped last, and how often it stepped."""
@@ -58,8 +49,5 @@ if __name__ == "__main__":
         buffer = io.BytesIO()
         torch.save(record, buffer)
         # Handed to the launcher, which writes it into the output folder after the job has ended: another
-        # rank cannot rewrite it there. Outside a graded run (no record keeper) it is written directly.
-        name = f"grading-rank{rank}.pt"
-        if not sealedrecords.seal(name, buffer.getvalue()):
-            with open(os.path.join(os.environ.get("FAULTLINE_OUTPUT_DIR", "."), name), "wb") as handle:
-                handle.write(buffer.getvalue())
+        # rank cannot rewrite it there.
+        sealedrecords.seal_or_write(f"grading-rank{rank}.pt", buffer.getvalue())

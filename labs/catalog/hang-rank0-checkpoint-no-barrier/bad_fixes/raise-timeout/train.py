@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import torch
 import torch.distributed as dist
-from data import make_data
+from data import rank_rows
 from faultline_harness import report
 from model import Net
 from storage import latest_checkpoint, load_checkpoint, save_checkpoint
@@ -54,7 +54,7 @@ def main() -> None:
     dist.init_process_group(os.environ["FAULTLINE_DIST_BACKEND"], timeout=timedelta(seconds=120))
     rank = dist.get_rank()
     out_dir = os.environ.get("FAULTLINE_OUTPUT_DIR", ".")
-    x, y = make_data(DATA_SEED + rank, 8192)
+    x, y = rank_rows(DATA_SEED, rank, 8192)
 
     for name, end_step, lr in STAGES:
         model, opt = run_stage(name, end_step, lr, rank, x, y)

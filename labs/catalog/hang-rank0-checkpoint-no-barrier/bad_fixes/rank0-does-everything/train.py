@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import torch
 import torch.distributed as dist
-from data import make_data
+from data import rank_rows
 from faultline_harness import report
 from model import Net
 from storage import latest_checkpoint, load_checkpoint, save_checkpoint
@@ -56,7 +56,7 @@ def main() -> None:
     if rank != 0:
         print(f"rank {rank}: rank 0 trains for every rank")
         return
-    data = [make_data(DATA_SEED + r, 8192) for r in range(world)]
+    data = [rank_rows(DATA_SEED, r, 8192) for r in range(world)]
 
     for name, end_step, lr in STAGES:
         model, opt = run_stage(name, end_step, lr, data)

@@ -1,0 +1,45 @@
+"""The click-through export: five part files; each rank reads the parts assigned to it.
+
+Part files live on the local disk of the node that trains on them, so a rank can open only its own
+parts. On the cluster each rank's environment carries the key of its node's parts (EXPORT_PART_KEY);
+a workspace run without one derives the keys from the data seed.
+"""
+
+import os
+
+import torch
+
+FEATURES = 8
+FIRST_PART = {{ first_part }}  # part numbers continue from the previous export
+PART_ROWS = ({{ rows_a }}, {{ rows_b }}, {{ rows_c }}, {{ rows_d }}, {{ rows_e }})
+PARTS = tuple(range(FIRST_PART, FIRST_PART + len(PART_ROWS)))
+
+
+def parts_for_rank(rank: int, world: int) -> list[int]:
+    return [p for p in PARTS if p % world == rank]
+
+
+def part_key(data_seed: int, part: int) -> int:
+    rank, world = int(os.environ.get("RANK", "0")), int(os.environ.get("WORLD_SIZE", "1"))
+    owner = part % world
+    key = os.environ.get("EXPORT_PART_KEY")
+    if key is None:
+        return data_seed * 10 + owner
+    if owner != rank:
+        return data_seed * 10 + owner  # the other node's parts, as a workspace run would make them
+    return int(key)
+
+
+def read_part(data_seed: int, part: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Rows of one part file (generated here instead of read from storage)."""
+    n = PART_ROWS[part - FIRST_PART]
+    g = torch.Generator().manual_seed(part_key(data_seed, part) * 1000 + part)
+    x = torch.randn(n, FEATURES, generator=g)
+    w = torch.linspace(-1.0, 1.0, FEATURES)
+    y = x @ w + 0.4 * torch.sin(2.0 * x[:, 1]) + 0.1 * torch.randn(n, generator=g)
+    return x, y
+
+
+def read_parts(data_seed: int, parts: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
+    xs, ys = zip(*(read_part(data_seed, p) for p in parts))
+    return torch.cat(xs), torch.cat(ys)
