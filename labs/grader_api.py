@@ -13,6 +13,12 @@ container, so they import nothing from the project.
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,8 +60,9 @@ class GradeContext:
                 f"{name} could not be loaded as weights (tensors and plain containers only): {_load_problem(exc)}"
             ) from None
 
-    def load_into(self, module, name: str):
-        """Load the state_dict in ``name`` into ``module`` (every key, every shape); returns the module."""
+    def load_state(self, name: str, *, dtype=None, strip_prefix: str = "") -> dict:
+        """The state_dict of tensors in ``name``: keys without ``strip_prefix``, values cast to ``dtype`` if given
+        (a program that trained in half precision saves half-precision weights; the grader evaluates in float)."""
         import torch
 
         state = self.load(name)
@@ -63,6 +70,13 @@ class GradeContext:
             isinstance(key, str) and torch.is_tensor(value) for key, value in state.items()
         ):
             raise CandidateOutputError(f"{name} is not a state_dict of tensors")
+        return {
+            key.removeprefix(strip_prefix): value if dtype is None else value.to(dtype) for key, value in state.items()
+        }
+
+    def load_into(self, module, name: str, *, dtype=None, strip_prefix: str = ""):
+        """Load the state_dict in ``name`` into ``module`` (every key, every shape); returns the module."""
+        state = self.load_state(name, dtype=dtype, strip_prefix=strip_prefix)
         try:
             module.load_state_dict(state, strict=True)
         except Exception as exc:  # noqa: BLE001 - missing keys, wrong shapes or dtypes that cannot be copied
@@ -70,6 +84,148 @@ class GradeContext:
                 f"{name} does not fit the lab's {type(module).__name__}: {' '.join(str(exc).split())[:300]}"
             ) from None
         return module
+
+    def submitted_code(self, required: str = "") -> dict[str, str]:
+        """The candidate's Python files as the grading entry copied them before the job ran
+        (``submitted_code.json``: module file name → source), for ``run_candidate``."""
+        import json
+
+        unreadable = CandidateOutputError("the grading entry's copy of the submitted code is unreadable")
+        try:
+            code = json.loads(self.path("submitted_code.json").read_text(encoding="utf-8"))
+        except ValueError:
+            raise unreadable from None
+        if not isinstance(code, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) and k.endswith(".py") and k[:-3].isidentifier()
+            for k, v in code.items()
+        ):
+            raise unreadable
+        if required and required not in code:
+            raise CandidateOutputError(f"the submitted code has no {required}")
+        return code
+
+
+def run_candidate(
+    runner: str,
+    code: dict[str, str],
+    request,
+    *,
+    what: str,
+    timeout: float,
+    folder: str | None = None,
+    tag: str = "",
+    args: Sequence[str] = (),
+):
+    """Run the Python source ``runner`` on the candidate's ``code`` in a fresh interpreter; its answer,
+    loaded as weights only.
+
+    The runner is started as ``runner code_dir request_path answer_path *args``: ``code_dir`` holds the
+    candidate's files, ``request_path`` the ``torch.save``d ``request``, and it must ``torch.save`` its
+    answer to ``answer_path``. Calls sharing a ``folder`` (distinct ``tag``s) see each other's files, as
+    one worker's disk would.
+
+    Running candidate code inside the grader is acceptable: the grader's container has no network, a
+    read-only root, no capabilities and hard limits; this process makes itself undumpable first, so the
+    child (same user) cannot ptrace it or open its fds and memory in /proc, and, as the container's PID 1,
+    it ignores the child's signals. The child gets only the probe inputs (worthless without this process's
+    own result), what it returns is checked by the caller against numbers computed here, and everything it
+    leaves running is killed before this returns. A failure is the candidate's: ``CandidateOutputError``
+    naming ``what``."""
+    import torch
+
+    _undumpable()
+    folder = folder or tempfile.mkdtemp(prefix="candidate-")
+    suffix = f"-{tag}" if tag else ""
+    code_dir = os.path.join(folder, f"code{suffix}")
+    os.mkdir(code_dir)
+    for name, text in code.items():
+        with open(os.path.join(code_dir, name), "w", encoding="utf-8") as fh:
+            fh.write(text)
+    runner_path, request_path, answer_path = (
+        os.path.join(folder, f"{n}{suffix}") for n in ("runner.py", "request.pt", "answer.pt")
+    )
+    with open(runner_path, "w", encoding="utf-8") as fh:
+        fh.write(runner)
+    torch.save(request, request_path)
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": folder, "OMP_NUM_THREADS": "1", "LANG": "C.UTF-8"}
+    child = subprocess.Popen(
+        [sys.executable, "-I", runner_path, code_dir, request_path, answer_path, *args],
+        cwd=folder, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        close_fds=True, start_new_session=True,
+    )  # fmt: skip
+    try:
+        _, err = child.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise CandidateOutputError(f"the submitted {what} did not finish the probe within {timeout:g} s") from None
+    finally:
+        _stop_strays(child.pid)
+    if child.returncode != 0:
+        lines = err.decode("utf-8", errors="replace").strip().splitlines()
+        raise CandidateOutputError(f"the submitted {what} failed on the probe: {(lines or ['no message'])[-1][:300]}")
+    try:
+        return torch.load(answer_path, map_location="cpu", weights_only=True)
+    except Exception:  # noqa: BLE001 - whatever is there was written by candidate code
+        raise CandidateOutputError(f"the probe of the submitted {what} left no readable answer") from None
+
+
+def _undumpable() -> None:
+    """No process of the same user may then ptrace this one or open its fds and memory in /proc."""
+    import ctypes
+
+    ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
+
+
+def _stop_strays(session: int) -> None:
+    """Kill what the candidate's code left running: in the grader's container (this is PID 1) every
+    other process; elsewhere (a development machine) the child's session only."""
+    me = os.getpid()
+    for _ in range(50):
+        found = []
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit() or int(entry) == me:
+                continue
+            try:
+                if me != 1 and os.getsid(int(entry)) != session:
+                    continue
+                with open(f"/proc/{entry}/stat", "rb") as fh:
+                    state = fh.read().rsplit(b")", 1)[1].split()[0]
+            except (OSError, IndexError):
+                continue
+            if state not in (b"Z", b"X"):
+                found.append(int(entry))
+        if not found:
+            return
+        for pid in found:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        try:
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
+        except ChildProcessError:
+            pass
+
+
+def r2(pred, target) -> float:
+    """Coefficient of determination of ``pred`` against ``target`` (NaN when a prediction is not finite)."""
+    import torch
+
+    return 1.0 - torch.mean((pred - target) ** 2).item() / target.var().item()
+
+
+def max_param_diff(modules) -> float:
+    """The largest absolute difference of any weight between the first module and each of the others: 0.0
+    when every rank saved the same model."""
+    first = modules[0].state_dict()
+    diffs = [(v - first[key]).abs().max().item() for other in modules[1:] for key, v in other.state_dict().items()]
+    return max(diffs, default=0.0)
+
+
+def weights_finite(module) -> bool:
+    import torch
+
+    return all(bool(torch.isfinite(value).all()) for value in module.state_dict().values())
 
 
 def _load_problem(exc: BaseException) -> str:

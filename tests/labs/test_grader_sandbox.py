@@ -20,7 +20,7 @@ import pytest
 import torch
 
 from labs import grader_sandbox
-from labs.grader_api import CandidateOutputError, GradeContext
+from labs.grader_api import CandidateOutputError, GradeContext, max_param_diff, r2, weights_finite
 from labs.grader_sandbox import GraderFault, GraderJob, run_grader
 
 MIB = 1024 * 1024
@@ -269,3 +269,31 @@ def test_context_refuses_links_and_loads_state_dicts_strictly(tmp_path):
         ctx.load_into(torch.nn.Linear(2, 1), "tensor.pt")
     with pytest.raises(CandidateOutputError, match="did not save missing.pt"):
         ctx.load_into(torch.nn.Linear(2, 1), "missing.pt")
+
+
+def test_half_precision_weights_under_a_wrapper_load_as_floats(tmp_path):
+    module = torch.nn.Linear(2, 1)
+    (tmp_path / "model.pt").write_bytes(saved({f"body.{k}": v.half() for k, v in module.state_dict().items()}))
+    ctx = GradeContext(tmp_path, {}, seed=1, ranks=1)
+    loaded = ctx.load_into(torch.nn.Linear(2, 1), "model.pt", dtype=torch.float32, strip_prefix="body.")
+    assert loaded.weight.dtype == torch.float32
+    assert torch.allclose(loaded.weight, module.weight.half().float())
+    with pytest.raises(CandidateOutputError, match="does not fit the lab's Linear: .*Missing key"):
+        ctx.load_into(torch.nn.Linear(2, 1), "model.pt")  # without the prefix stripped, no key matches
+
+
+def test_shared_grader_measures():
+    y = torch.linspace(-1.0, 1.0, 50)
+    assert r2(y, y) == 1.0
+    assert r2(torch.zeros(50), y) == pytest.approx(1 - 49 / 50, abs=1e-6)  # predicting the mean explains nothing
+    torch.manual_seed(0)
+    a, b = torch.nn.Linear(3, 1), torch.nn.Linear(3, 1)
+    b.load_state_dict(a.state_dict())
+    assert max_param_diff([a, b]) == 0.0
+    with torch.no_grad():
+        b.bias += 0.25
+    assert max_param_diff([a, b]) == pytest.approx(0.25)
+    assert weights_finite(a)
+    with torch.no_grad():
+        a.weight[0, 0] = float("nan")
+    assert not weights_finite(a)

@@ -8,21 +8,11 @@
   replacing ``predict`` inside the job or rewriting files after it exits changes nothing here.
 - heldout_accuracy: the saved model on those customers, with this variant's churn rule.
 
-Running candidate code here is acceptable: the grader's container has no network, a read-only
-root, no capabilities and hard limits; the code runs as a separate process that cannot reach
-this one (it is made undumpable, and it is PID 1, so signals from inside are ignored), gets only
-the held-out customers (worthless without this process's result), and what it returns is
-checked against numbers computed here. Everything it leaves running is killed before the
-grader answers.
+The probe runs candidate code in the grader's container (labs.grader_api.run_candidate says why
+that is safe).
 """
 
-import json
 import math
-import os
-import signal
-import subprocess
-import sys
-import tempfile
 
 import torch
 from torch import nn
@@ -87,7 +77,7 @@ def churn_labels(x, data_seed):
 
 
 def evaluate(ctx):
-    from labs.grader_api import CandidateOutputError
+    from labs.grader_api import CandidateOutputError, run_candidate
 
     torch.set_num_threads(1)
     model = ctx.load_into(ChurnNet(), "model.pt").eval()
@@ -98,9 +88,10 @@ def evaluate(ctx):
         ref = torch.softmax(model(x), dim=1)[:, 1].double()
     acc = ((ref > 0.5).long() == churn_labels(x, int(ctx.params["data_seed"]))).float().mean().item()
 
-    code = submitted_code(ctx, CandidateOutputError)
     request = {"x": x, "perm": perm, "single": ONE_AT_A_TIME, "model_path": str(ctx.path("model.pt").resolve())}
-    answer = run_candidate(code, request, CandidateOutputError, "load_model/predict")
+    answer = run_candidate(
+        RUNNER, ctx.submitted_code(), request, what="load_model/predict", timeout=CANDIDATE_TIMEOUT_S
+    )
     views = answer.get("views") if isinstance(answer, dict) else None
     if not isinstance(views, dict) or not torch.is_tensor(views.get("one_batch")):
         errors = answer.get("errors") if isinstance(answer, dict) else ""
@@ -124,89 +115,3 @@ def evaluate(ctx):
         "heldout_accuracy": acc,
         "failed_batchings": float(len(SIZES) - len(scored)),
     }
-
-
-def submitted_code(ctx, error_type):
-    try:
-        code = json.loads(ctx.path("submitted_code.json").read_text(encoding="utf-8"))
-    except ValueError:
-        raise error_type("the grading entry's copy of the submitted code is unreadable") from None
-    if not isinstance(code, dict) or not all(
-        isinstance(k, str) and isinstance(v, str) and k.endswith(".py") and k[:-3].isidentifier()
-        for k, v in code.items()
-    ):
-        raise error_type("the grading entry's copy of the submitted code is unreadable")
-    return code
-
-
-def run_candidate(code, request, error_type, what):
-    """Run RUNNER on ``code`` in a fresh interpreter; its answer, loaded as weights only."""
-    _undumpable()
-    folder = tempfile.mkdtemp(prefix="candidate-")
-    code_dir = os.path.join(folder, "code")
-    os.mkdir(code_dir)
-    for name, text in code.items():
-        with open(os.path.join(code_dir, name), "w", encoding="utf-8") as fh:
-            fh.write(text)
-    runner, request_path, answer_path = (os.path.join(folder, n) for n in ("runner.py", "request.pt", "answer.pt"))
-    with open(runner, "w", encoding="utf-8") as fh:
-        fh.write(RUNNER)
-    torch.save(request, request_path)
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": folder, "OMP_NUM_THREADS": "1", "LANG": "C.UTF-8"}
-    child = subprocess.Popen(
-        [sys.executable, "-I", runner, code_dir, request_path, answer_path],
-        cwd=folder, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-        close_fds=True, start_new_session=True,
-    )  # fmt: skip
-    try:
-        _, err = child.communicate(timeout=CANDIDATE_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        raise error_type(f"the submitted {what} did not finish the probe within {CANDIDATE_TIMEOUT_S} s") from None
-    finally:
-        _stop_strays(child.pid)
-    if child.returncode != 0:
-        lines = err.decode("utf-8", errors="replace").strip().splitlines()
-        raise error_type(f"the submitted {what} failed on the probe: {(lines or ['no message'])[-1][:300]}")
-    try:
-        return torch.load(answer_path, map_location="cpu", weights_only=True)
-    except Exception:  # noqa: BLE001 - whatever is there was written by candidate code
-        raise error_type(f"the probe of the submitted {what} left no readable answer") from None
-
-
-def _undumpable():
-    """No process of the same user may then ptrace this one or open its fds and memory in /proc."""
-    import ctypes
-
-    ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
-
-
-def _stop_strays(session):
-    """Kill what the candidate's code left running: in the grader's container (this is PID 1) every
-    other process; elsewhere (a development machine) the child's session only."""
-    me = os.getpid()
-    for _ in range(50):
-        found = []
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit() or int(entry) == me:
-                continue
-            try:
-                if me != 1 and os.getsid(int(entry)) != session:
-                    continue
-                with open(f"/proc/{entry}/stat", "rb") as fh:
-                    state = fh.read().rsplit(b")", 1)[1].split()[0]
-            except (OSError, IndexError):
-                continue
-            if state not in (b"Z", b"X"):
-                found.append(int(entry))
-        if not found:
-            return
-        for pid in found:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-        try:
-            while os.waitpid(-1, os.WNOHANG)[0]:
-                pass
-        except ChildProcessError:
-            pass

@@ -14,19 +14,12 @@ uninterrupted one does.
   itself is read, so training straight through, restarting from scratch, lowering or re-warming the
   learning rate after a resume, or keeping the state somewhere train.py alone knows about all show.
 
-Running candidate code here is acceptable: the grader's container has no network, a read-only root,
-no capabilities and hard limits; the code runs as separate processes that cannot reach this one (it is
-made undumpable, and it is PID 1, so signals from inside are ignored), gets only held-out probe inputs
-(worthless without this process's result), and what they return is checked against numbers computed
-here. Everything they leave running is killed before the grader answers.
+The probes run candidate code in the grader's container (labs.grader_api.run_candidate says why
+that is safe).
 """
 
-import json
 import math
 import os
-import signal
-import subprocess
-import sys
 import tempfile
 
 import torch
@@ -108,7 +101,7 @@ import sys
 
 import torch
 
-code_dir, phase, request_path, checkpoint_path, answer_path = sys.argv[1:6]
+code_dir, request_path, answer_path, phase, checkpoint_path = sys.argv[1:6]
 torch.set_num_threads(1)
 request = torch.load(request_path, weights_only=True)
 """ + SHARED + r"""
@@ -200,7 +193,7 @@ def state_gap(have, want, saved_at):
 
 
 def evaluate(ctx):
-    from labs.grader_api import CandidateOutputError
+    from labs.grader_api import CandidateOutputError, run_candidate
 
     torch.set_num_threads(1)
     saved = ctx.load_into(job_model(), "model.pt")
@@ -223,13 +216,20 @@ def evaluate(ctx):
     train(net, optimizer, scheduler, xs[saved_at:], ys[saved_at:])
     want_final = net.state_dict()
 
-    code = submitted_code(ctx, CandidateOutputError)
+    code = ctx.submitted_code(required="checkpoint.py")
+    # Both phases share one folder, as a resumed worker finds the disk the first one wrote.
     folder = tempfile.mkdtemp(prefix="candidate-")
     checkpoint_path = os.path.join(folder, "probe-checkpoint.pt")
     first = {"init": init, "config": config, "x": xs[:saved_at], "y": ys[:saved_at], "step": saved_at}
-    run_candidate(folder, code, "save", first, checkpoint_path, CandidateOutputError)
+    run_candidate(
+        RUNNER, code, first, what="save_checkpoint", timeout=CANDIDATE_TIMEOUT_S,
+        folder=folder, tag="save", args=("save", checkpoint_path),
+    )  # fmt: skip
     second = {"init": other_init, "config": config, "x": xs[saved_at:], "y": ys[saved_at:]}
-    answer = run_candidate(folder, code, "resume", second, checkpoint_path, CandidateOutputError)
+    answer = run_candidate(
+        RUNNER, code, second, what="load_checkpoint", timeout=CANDIDATE_TIMEOUT_S,
+        folder=folder, tag="resume", args=("resume", checkpoint_path),
+    )  # fmt: skip
     if not isinstance(answer, dict):
         raise CandidateOutputError("the probe of load_checkpoint left no readable answer")
     return {
@@ -242,93 +242,3 @@ def evaluate(ctx):
 def probe_init():
     net = nn.Sequential(nn.Linear(PROBE_FEATURES, PROBE_HIDDEN), nn.Tanh(), nn.Linear(PROBE_HIDDEN, 1))
     return {k: v.detach().clone() for k, v in net.state_dict().items()}
-
-
-def submitted_code(ctx, error_type):
-    try:
-        code = json.loads(ctx.path("submitted_code.json").read_text(encoding="utf-8"))
-    except ValueError:
-        raise error_type("the grading entry's copy of the submitted code is unreadable") from None
-    if not isinstance(code, dict) or not all(
-        isinstance(k, str) and isinstance(v, str) and k.endswith(".py") and k[:-3].isidentifier()
-        for k, v in code.items()
-    ):
-        raise error_type("the grading entry's copy of the submitted code is unreadable")
-    if "checkpoint.py" not in code:
-        raise error_type("the submitted code has no checkpoint.py")
-    return code
-
-
-def run_candidate(folder, code, phase, request, checkpoint_path, error_type):
-    """Run RUNNER's ``phase`` on ``code`` in a fresh interpreter (the same folder for both phases, as the
-    same disk is for a resumed worker); its answer, loaded as weights only."""
-    _undumpable()
-    code_dir = os.path.join(folder, f"code-{phase}")
-    os.mkdir(code_dir)
-    for name, text in code.items():
-        with open(os.path.join(code_dir, name), "w", encoding="utf-8") as fh:
-            fh.write(text)
-    names = ("runner.py", "request.pt", "answer.pt")
-    runner, request_path, answer_path = (os.path.join(folder, f"{n}-{phase}") for n in names)
-    with open(runner, "w", encoding="utf-8") as fh:
-        fh.write(RUNNER)
-    torch.save(request, request_path)
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": folder, "OMP_NUM_THREADS": "1", "LANG": "C.UTF-8"}
-    what = "save_checkpoint" if phase == "save" else "load_checkpoint"
-    child = subprocess.Popen(
-        [sys.executable, "-I", runner, code_dir, phase, request_path, checkpoint_path, answer_path],
-        cwd=folder, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-        close_fds=True, start_new_session=True,
-    )  # fmt: skip
-    try:
-        _, err = child.communicate(timeout=CANDIDATE_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        raise error_type(f"the submitted {what} did not finish the probe within {CANDIDATE_TIMEOUT_S} s") from None
-    finally:
-        _stop_strays(child.pid)
-    if child.returncode != 0:
-        lines = err.decode("utf-8", errors="replace").strip().splitlines()
-        raise error_type(f"the submitted {what} failed on the probe: {(lines or ['no message'])[-1][:300]}")
-    try:
-        return torch.load(answer_path, map_location="cpu", weights_only=True)
-    except Exception:  # noqa: BLE001 - whatever is there was written by candidate code
-        raise error_type(f"the probe of the submitted {what} left no readable answer") from None
-
-
-def _undumpable():
-    """No process of the same user may then ptrace this one or open its fds and memory in /proc."""
-    import ctypes
-
-    ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
-
-
-def _stop_strays(session):
-    """Kill what the candidate's code left running: in the grader's container (this is PID 1) every
-    other process; elsewhere (a development machine) the child's session only."""
-    me = os.getpid()
-    for _ in range(50):
-        found = []
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit() or int(entry) == me:
-                continue
-            try:
-                if me != 1 and os.getsid(int(entry)) != session:
-                    continue
-                with open(f"/proc/{entry}/stat", "rb") as fh:
-                    state = fh.read().rsplit(b")", 1)[1].split()[0]
-            except (OSError, IndexError):
-                continue
-            if state not in (b"Z", b"X"):
-                found.append(int(entry))
-        if not found:
-            return
-        for pid in found:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-        try:
-            while os.waitpid(-1, os.WNOHANG)[0]:
-                pass
-        except ChildProcessError:
-            pass

@@ -25,8 +25,6 @@ class Projector(nn.Module):
 
 
 def evaluate(ctx):
-    from labs.grader_api import CandidateOutputError
-
     p = ctx.params
     d_in, d_model, d_out, n_blocks = int(p["d_in"]), int(p["d_model"]), int(p["d_out"]), int(p["n_blocks"])
     sizes = [(d_in, d_model)] + [(d_model, d_model)] * n_blocks + [(d_model, d_out)]
@@ -48,13 +46,7 @@ def evaluate(ctx):
     k, b = (torch.from_numpy(a.astype(np.float32)) for a in layers[-1])
     want = (h @ k + b).double().numpy()
 
-    model = Projector(d_in, d_model, d_out, n_blocks)
-    try:
-        model.load_state_dict(ctx.load("projector.pt"))
-    except CandidateOutputError:
-        raise
-    except Exception as exc:
-        raise CandidateOutputError(f"projector.pt does not fit the Projector: {str(exc).splitlines()[0]}") from None
+    model = ctx.load_into(Projector(d_in, d_model, d_out, n_blocks), "projector.pt")
     model.eval()
     with torch.no_grad():
         got = model(x).double().numpy()

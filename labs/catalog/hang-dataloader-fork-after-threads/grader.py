@@ -6,18 +6,13 @@ serialise the per-record fetches. Held-out calibrated readings come from the hid
 """
 
 import torch
-from labs.grader_api import CandidateOutputError
+from labs.grader_api import r2
 
 FEATURES = 8
 
 
 def evaluate(ctx):
-    state = ctx.load("model.pt")
-    model = torch.nn.Linear(FEATURES, 1)
-    try:
-        model.load_state_dict(state)
-    except Exception as exc:
-        raise CandidateOutputError(f"model.pt does not fit nn.Linear(8, 1): {str(exc).splitlines()[0]}") from None
+    model = ctx.load_into(torch.nn.Linear(FEATURES, 1), "model.pt")
     probe = ctx.load("loader_probe.pt")
     g = torch.Generator().manual_seed(ctx.seed)
     z = torch.randn(4096, FEATURES, generator=g)
@@ -25,6 +20,6 @@ def evaluate(ctx):
     with torch.no_grad():
         pred = model(z).squeeze(-1)
     return {
-        "heldout_r2": 1.0 - torch.mean((pred - y) ** 2).item() / y.var().item(),
+        "heldout_r2": r2(pred, y),
         "loader_workers": float(probe["min_workers"]),
     }

@@ -33,7 +33,7 @@ collective every step, written for the purpose; no rank can get round the commun
 """
 
 import torch
-from labs.grader_api import CandidateOutputError
+from labs.grader_api import CandidateOutputError, max_param_diff, r2
 from torch import nn
 
 FEATURES = 8
@@ -47,16 +47,6 @@ class Net(nn.Module):
 
     def forward(self, x):
         return self.body(x).squeeze(-1)
-
-
-def load_net(ctx, name):
-    state = ctx.load(name)
-    net = Net()
-    try:
-        net.load_state_dict(state)
-    except Exception as exc:
-        raise CandidateOutputError(f"{name} does not fit the lab's Net: {str(exc).splitlines()[0]}") from None
-    return net
 
 
 def load_fingerprints(ctx, rank):
@@ -92,27 +82,22 @@ def distinct_steps(prints):
 
 
 def evaluate(ctx):
-    nets = [load_net(ctx, f"model-rank{r}.pt") for r in range(ctx.ranks)]
-    reference = nets[0].state_dict()
-    diff = 0.0
-    for net in nets[1:]:
-        for key, value in net.state_dict().items():
-            diff = max(diff, (value - reference[key]).abs().max().item())
+    nets = [ctx.load_into(Net(), f"model-rank{r}.pt") for r in range(ctx.ranks)]
+    diff = max_param_diff(nets)
 
     prints = [load_fingerprints(ctx, r) for r in range(ctx.ranks)]
     synced = min(
-        shared_steps(prints[r], torch.cat([prints[s] for s in range(ctx.ranks) if s != r]))
-        for r in range(ctx.ranks)
+        shared_steps(prints[r], torch.cat([prints[s] for s in range(ctx.ranks) if s != r])) for r in range(ctx.ranks)
     )
 
     g = torch.Generator().manual_seed(ctx.seed)
     x = torch.randn(4096, FEATURES, generator=g)
     y = x @ torch.linspace(-1.0, 1.0, FEATURES) + 0.4 * torch.sin(2.0 * x[:, 1])
     with torch.no_grad():
-        r2 = [1.0 - torch.mean((net(x) - y) ** 2).item() / y.var().item() for net in nets]
+        scores = [r2(net(x), y) for net in nets]
     return {
         "param_max_diff": diff,
         "synced_steps": float(synced),
         "distinct_steps": float(distinct_steps(prints)),
-        "heldout_r2": min(r2),
+        "heldout_r2": min(scores),
     }

@@ -45,12 +45,7 @@ def _net(width):
 
 def evaluate(ctx):
     data_seed, width = int(ctx.params["data_seed"]), int(ctx.params["width"])
-    state = ctx.load("model.pt")
-    net = _net(width)
-    try:
-        net.load_state_dict({k.removeprefix("body."): v for k, v in state.items()})
-    except Exception as exc:
-        raise CandidateOutputError(f"model.pt does not fit ChurnNet: {str(exc).splitlines()[0]}") from None
+    net = ctx.load_into(_net(width), "model.pt", strip_prefix="body.")
     net.eval()
 
     report = ctx.load("val.pt")

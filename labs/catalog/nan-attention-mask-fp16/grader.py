@@ -90,7 +90,9 @@ def probe_metrics(ctx):
     q, k, v, mask = probe_inputs(ctx.probe_seed)  # what the grading probe fed the candidate's attention
     out = probe.get("out") if isinstance(probe, dict) else None
     if not torch.is_tensor(out) or out.shape != q.shape:
-        raise CandidateOutputError("probe.pt has no attention output of the probe's shape (did masked_attention change?)")
+        raise CandidateOutputError(
+            "probe.pt has no attention output of the probe's shape (did masked_attention change?)"
+        )
     out = out.float()
     reference, sees_key = reference_attention(q, k, v, mask)
     finite = torch.isfinite(out)
@@ -112,18 +114,10 @@ def probe_metrics(ctx):
 
 
 def model_metrics(ctx):
-    from labs.grader_api import CandidateOutputError
+    from labs.grader_api import weights_finite
 
-    state = ctx.load("model.pt")
-    if not isinstance(state, dict) or not all(torch.is_tensor(v) for v in state.values()):
-        raise CandidateOutputError("model.pt is not a state_dict of tensors")
-    state = {key: value.float() for key, value in state.items()}
-    net = EventClassifier(int(ctx.params["heads"]))
-    try:
-        net.load_state_dict(state)
-    except Exception as exc:
-        raise CandidateOutputError(f"model.pt does not fit the lab's EventClassifier: {str(exc).splitlines()[0]}") from None
-    finite = all(bool(torch.isfinite(value).all()) for value in state.values())
+    net = ctx.load_into(EventClassifier(int(ctx.params["heads"])), "model.pt", dtype=torch.float32)
+    finite = weights_finite(net)
     tokens, mask, labels = fresh_sessions(2048, ctx.seed, int(ctx.params["min_len"]))  # held out
     with torch.no_grad():
         accuracy = (net(tokens, mask).argmax(-1) == labels).float().mean().item() if finite else 0.0

@@ -27,25 +27,18 @@ def fresh_parts(n, classes, centers_seed, sample_seed):
 
 
 def evaluate(ctx):
-    from labs.grader_api import CandidateOutputError
+    from labs.grader_api import weights_finite
 
     classes = int(ctx.params["classes"])
-    state = ctx.load("model.pt")
-    if not isinstance(state, dict) or not all(torch.is_tensor(v) for v in state.values()):
-        raise CandidateOutputError("model.pt is not a state_dict of tensors")
-    state = {k: v.float() for k, v in state.items()}
-    net = DefectClassifier(classes)
-    try:
-        net.load_state_dict(state)
-    except Exception as exc:
-        raise CandidateOutputError(f"model.pt does not fit the lab's DefectClassifier: {str(exc).splitlines()[0]}") from None
-    finite = all(bool(torch.isfinite(v).all()) for v in state.values())
+    net = ctx.load_into(DefectClassifier(classes), "model.pt", dtype=torch.float32)
+    finite = weights_finite(net)
     x, labels = fresh_parts(4096, classes, int(ctx.params["data_seed"]), ctx.seed)
     with torch.no_grad():
         logits = net(x)
     accuracy = (logits.argmax(-1) == labels).float().mean().item() if finite else 0.0
     torch.manual_seed(0)
     initial = DefectClassifier(classes).state_dict()  # the program's initial weights (same seed, same order)
+    state = net.state_dict()
     changed = max((state[k] - initial[k]).abs().max().item() for k in initial)
     return {
         "weights_finite": 1.0 if finite else 0.0,

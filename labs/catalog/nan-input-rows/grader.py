@@ -26,29 +26,22 @@ def plant_response(z, plant):
 
 
 def evaluate(ctx):
-    from labs.grader_api import CandidateOutputError
+    from labs.grader_api import r2, weights_finite
 
-    state = ctx.load("model.pt")
-    if not isinstance(state, dict) or not all(torch.is_tensor(v) for v in state.values()):
-        raise CandidateOutputError("model.pt is not a state_dict of tensors")
-    state = {k: v.float() for k, v in state.items()}
-    net = PowerModel()
-    try:
-        net.load_state_dict(state)
-    except Exception as exc:
-        raise CandidateOutputError(f"model.pt does not fit the lab's PowerModel: {str(exc).splitlines()[0]}") from None
-    finite = all(bool(torch.isfinite(v).all()) for v in state.values())
+    net = ctx.load_into(PowerModel(), "model.pt", dtype=torch.float32)
+    finite = weights_finite(net)
     # Fresh readings, none missing, from the held-out seed: nothing the job could read predicts them.
     z = torch.randn(4096, CHANNELS, generator=torch.Generator().manual_seed(ctx.seed))
     y = plant_response(z, int(ctx.params["data_seed"]))
     with torch.no_grad():
         pred = net(z)
-    r2 = 1.0 - torch.mean((pred - y) ** 2).item() / y.var().item() if finite else -1.0
+    score = r2(pred, y) if finite else -1.0
     torch.manual_seed(0)
     initial = PowerModel().state_dict()
+    state = net.state_dict()
     changed = max((state[k] - initial[k]).abs().max().item() for k in initial)
     return {
         "weights_finite": 1.0 if finite else 0.0,
-        "heldout_r2": r2 if math.isfinite(r2) else -1.0,
+        "heldout_r2": score if math.isfinite(score) else -1.0,
         "weights_changed": changed if math.isfinite(changed) else 0.0,
     }

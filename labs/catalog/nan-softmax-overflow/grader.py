@@ -70,20 +70,10 @@ def probe_metrics(ctx):
 
 
 def model_metrics(ctx):
-    from labs.grader_api import CandidateOutputError
+    from labs.grader_api import weights_finite
 
-    state = ctx.load("model.pt")
-    if not isinstance(state, dict) or not all(torch.is_tensor(v) for v in state.values()):
-        raise CandidateOutputError("model.pt is not a state_dict of tensors")
-    state = {key: value.float() for key, value in state.items()}
-    net = CosineClassifier(int(ctx.params["classes"]))
-    try:
-        net.load_state_dict(state)
-    except Exception as exc:
-        raise CandidateOutputError(
-            f"model.pt does not fit the lab's CosineClassifier: {str(exc).splitlines()[0]}"
-        ) from None
-    finite = all(bool(torch.isfinite(value).all()) for value in state.values())
+    net = ctx.load_into(CosineClassifier(int(ctx.params["classes"])), "model.pt", dtype=torch.float32)
+    finite = weights_finite(net)
     classes = int(ctx.params["classes"])
     x, labels = fresh_listings(4096, classes, int(ctx.params["data_seed"]), ctx.seed)  # held out
     with torch.no_grad():
