@@ -2,7 +2,8 @@
 
 A lab is a folder ``labs/catalog/<slug>/`` holding ``lab.yaml``, the faulty program's
 templates under ``program/``, the reference fix under ``solution/``, known cover-ups
-under ``bad_fixes/<name>/``, files added only when grading under ``hidden/``, and an
+under ``bad_fixes/<name>/`` (both as whole files or as ``X.patch`` diffs against ``program/X``),
+files added only when grading under ``hidden/``, and an
 optional ``grader.py`` that the platform runs outside the candidate's process.
 Every error names the file, the field and what is wrong.
 """
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import yaml
 
-from labs import derived
+from labs import derived, patches
 from labs.checks import CHECK_TYPES
 from sandbox.harness.faultline_harness import recordstore
 from sandbox.harness.faultline_harness.protocol import ENV_SERVICES
@@ -235,14 +236,14 @@ class _Parser:
         entry = self.meta.get("entry", "main.py")
         if entry not in program:
             self.fail("entry", f"{entry!r} is not a file under program/ (found: {', '.join(sorted(program))})")
-        solution = self.read_tree("solution", required=True)
+        solution = self.read_tree("solution", required=True, base=program)
         hidden = self.read_tree("hidden", required=False)
         grade_entry = self.meta.get("grade_entry", entry)
         if grade_entry not in program and grade_entry not in hidden:
             self.fail("grade_entry", f"{grade_entry!r} is neither under program/ nor under hidden/")
         params = self.parse_params()
         bad_fix_notes = self.parse_bad_fix_notes()
-        bad_fixes = {name: self.read_tree(f"bad_fixes/{name}", required=True) for name in bad_fix_notes}
+        bad_fixes = {name: self.read_tree(f"bad_fixes/{name}", required=True, base=program) for name in bad_fix_notes}
         on_disk = self.folder / "bad_fixes"
         if on_disk.is_dir():
             extra = sorted({p.name for p in on_disk.iterdir() if p.is_dir()} - set(bad_fix_notes))
@@ -264,7 +265,9 @@ class _Parser:
         self.check_placeholders(spec)
         return spec
 
-    def read_tree(self, name: str, required: bool) -> dict[str, str]:
+    def read_tree(self, name: str, required: bool, base: dict[str, str] | None = None) -> dict[str, str]:
+        """The text files under ``name``. With ``base`` (the program's files), ``X.patch`` is a unified diff
+        against ``program/X`` and stands for the patched ``X`` (labs/patches.py)."""
         root = self.folder / name
         if not root.is_dir():
             if required:
@@ -283,11 +286,30 @@ class _Parser:
                 files[relative] = path.read_text(encoding="utf-8")
             except UnicodeDecodeError:
                 raise LabSpecError(path, name, "not UTF-8 text") from None
+        if base is not None:
+            files = self.apply_patches(root, name, files, base)
         if required and not files:
             raise LabSpecError(root, name, "folder is empty")
         if len(files) > MAX_PROGRAM_FILES:
             raise LabSpecError(root, name, f"at most {MAX_PROGRAM_FILES} files, found {len(files)}")
         return files
+
+    def apply_patches(self, root: Path, name: str, files: dict[str, str], base: dict[str, str]) -> dict[str, str]:
+        result = {}
+        for relative, text in files.items():
+            if not relative.endswith(patches.SUFFIX):
+                result[relative] = text
+                continue
+            target = relative.removesuffix(patches.SUFFIX)
+            if target in files:
+                raise LabSpecError(root / relative, name, f"both {target} and {relative}: keep one")
+            if target not in base:
+                raise LabSpecError(root / relative, name, f"patches program/{target}, which does not exist")
+            try:
+                result[target] = patches.apply_patch(base[target], text)
+            except patches.PatchError as exc:
+                raise LabSpecError(root / relative, name, f"does not apply to program/{target}: {exc}") from None
+        return result
 
     def bilingual(self, key: str, value=None, where: str | None = None) -> dict[str, str]:
         value = self.meta.get(key) if value is None else value

@@ -71,9 +71,12 @@ def test_the_hidden_probe_feeds_exactly_what_the_grader_rebuilds():
 
 def test_the_probe_fails_the_overflowing_and_clamped_losses_and_passes_stable_ones(tmp_path):
     faulty = module_from(LAB / "program" / "ops.py", "ops_faulty")
-    reference = module_from(LAB / "solution" / "ops.py", "ops_reference")
+    spec = load_lab(LAB)  # fixes may be stored as patches against program/: the loader applies them
+    reference = module_from(LAB / "solution" / "ops.py", "ops_reference", spec.solution["ops.py"])
     alternative = module_from(ALTERNATIVE, "ops_alternative")
-    clamped = module_from(LAB / "bad_fixes" / "clamp-logits" / "ops.py", "ops_clamped")
+    clamped = module_from(
+        LAB / "bad_fixes" / "clamp-logits" / "ops.py", "ops_clamped", spec.bad_fixes["clamp-logits"]["ops.py"]
+    )
     # A float64 cast inside the loss: exp then overflows only past 709, which the probe's logits exceed.
     in_float64 = module_from(
         LAB / "program" / "ops.py",
