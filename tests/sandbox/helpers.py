@@ -12,6 +12,7 @@ from pathlib import Path
 from django.db import connection
 
 from sandbox import runner
+from sandbox.instance import instance_filter
 from sandbox.models import Run
 
 REPO = Path(__file__).resolve().parents[2]
@@ -38,7 +39,9 @@ def containers_of(run: Run) -> list:
     import docker
 
     client = docker.from_env()
-    found = client.containers.list(all=True, filters={"label": f"faultline.run={run.pk}"}, ignore_removed=True)
+    # This instance's only: another database's run with the same id (a second checkout, a validation
+    # process) labels its containers with the same run id.
+    found = client.containers.list(all=True, filters=instance_filter(f"faultline.run={run.pk}"), ignore_removed=True)
     container_id = Run.objects.filter(pk=run.pk).values_list("container_id", flat=True).first()
     if container_id and all(c.id != container_id for c in found):
         found += client.containers.list(all=True, filters={"id": container_id}, ignore_removed=True)
