@@ -83,7 +83,8 @@ def test_a_graded_rank_opens_only_its_own_parts(monkeypatch):
     monkeypatch.setenv("WORLD_SIZE", "2")
     mine, theirs = data.parts_for_rank(0, 2)[0], data.parts_for_rank(1, 2)[0]
     workspace = data.read_part(seed, mine)[0]
-    assert data.read_part(seed, theirs)[0].shape[0] > 0  # a workspace run (no key) reads every part
+    with pytest.raises(PermissionError, match=f"cannot open part {theirs}"):
+        data.read_part(seed, theirs)  # a workspace run (no key) behaves as a graded one
     monkeypatch.setenv("EXPORT_PART_KEY", "123456789")
     assert not torch.equal(data.read_part(seed, mine)[0], workspace)  # the rows come from the rank's key
     with pytest.raises(PermissionError, match=f"cannot open part {theirs}"):
@@ -95,7 +96,9 @@ def test_a_graded_rank_opens_only_its_own_rows(monkeypatch):
     data = program_module("hang-rank0-checkpoint-no-barrier", "data.py")
     monkeypatch.setenv("RANK", "1")
     workspace = data.rank_rows(7, 1, 64)[0]
-    assert data.rank_rows(7, 0, 64)[0].shape == (64, data.FEATURES)
+    assert workspace.shape == (64, data.FEATURES)
+    with pytest.raises(PermissionError, match="rank 1 cannot open rank 0's rows"):
+        data.rank_rows(7, 0, 64)
     monkeypatch.setenv("RANK_DATA_KEY", "987654321")
     assert not torch.equal(data.rank_rows(7, 1, 64)[0], workspace)
     with pytest.raises(PermissionError, match="rank 1 cannot open rank 0's rows"):

@@ -22,12 +22,10 @@ def parts_for_rank(rank: int, world: int) -> list[int]:
 def part_key(data_seed: int, part: int) -> int:
     rank, world = int(os.environ.get("RANK", "0")), int(os.environ.get("WORLD_SIZE", "1"))
     owner = part % world
-    key = os.environ.get("EXPORT_PART_KEY")
-    if key is None:
-        return data_seed * 10 + owner
     if owner != rank:
         raise PermissionError(f"rank {rank} cannot open part {part}: it is stored on rank {owner}'s node")
-    return int(key)
+    key = os.environ.get("EXPORT_PART_KEY")
+    return int(key) if key is not None else data_seed * 10 + owner
 
 
 def read_part(data_seed: int, part: int) -> tuple[torch.Tensor, torch.Tensor]:

@@ -13,9 +13,9 @@ FEATURES = 16
 
 def rank_rows(data_seed: int, rank: int, n: int) -> tuple[torch.Tensor, torch.Tensor]:
     me = int(os.environ.get("RANK", "0"))
-    key = os.environ.get("RANK_DATA_KEY")
-    if key is not None and rank != me:
+    if rank != me:
         raise PermissionError(f"rank {me} cannot open rank {rank}'s rows: they are stored on rank {rank}'s node")
+    key = os.environ.get("RANK_DATA_KEY")
     g = torch.Generator().manual_seed(int(key) if key is not None else data_seed + rank)
     x = torch.randn(n, FEATURES, generator=g)
     y = x @ torch.linspace(-1.0, 1.0, FEATURES) + 0.5 * torch.sin(2.0 * x[:, 0]) + 0.1 * torch.randn(n, generator=g)
