@@ -2,8 +2,8 @@
 
 A lab is a folder ``labs/catalog/<slug>/`` holding ``lab.yaml``, the faulty program's
 templates under ``program/``, the reference fix under ``solution/``, known cover-ups
-under ``bad_fixes/<name>/`` (both as whole files or as ``X.patch`` diffs against ``program/X``),
-files added only when grading under ``hidden/``, and an
+under ``bad_fixes/<name>/``, files added only when grading under ``hidden/`` (all three as whole
+files or as ``X.patch`` diffs against ``program/X``), and an
 optional ``grader.py`` that the platform runs outside the candidate's process.
 Every error names the file, the field and what is wrong.
 """
@@ -237,7 +237,7 @@ class _Parser:
         if entry not in program:
             self.fail("entry", f"{entry!r} is not a file under program/ (found: {', '.join(sorted(program))})")
         solution = self.read_tree("solution", required=True, base=program)
-        hidden = self.read_tree("hidden", required=False)
+        hidden = self.read_tree("hidden", required=False, base=program)
         grade_entry = self.meta.get("grade_entry", entry)
         if grade_entry not in program and grade_entry not in hidden:
             self.fail("grade_entry", f"{grade_entry!r} is neither under program/ nor under hidden/")

@@ -56,7 +56,7 @@ def test_the_client_reads_from_the_store_exactly_the_records_the_grader_replays(
     values = variant_values(spec, seed)
     assert values["shard_size"] * values["epochs"] == 12288
     client = tmp_path / "dataset.py"
-    client.write_text(render_text((LAB / client_file / "dataset.py").read_text(), values))
+    client.write_text(render_text(spec[client_file]["dataset.py"], values))  # hidden/ holds it as a patch
     # The store the run gets holds only the shard this client asks for: practice runs the data seed, graded
     # runs (where hidden/dataset.py replaces the program's) the probe seed.
     services = json.loads(services_env(spec, values, graded=graded)["FAULTLINE_SERVICES"])

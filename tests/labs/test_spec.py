@@ -207,8 +207,8 @@ def test_the_store_serves_the_shard_the_runs_client_asks_for(seed):
     assert plain["shard_seed"] == values["data_seed"]
     assert graded["shard_seed"] == values["probe_seed"] != values["data_seed"]
     assert plain["shard_size"] == graded["shard_size"] == values["shard_size"]
-    assert "STORE_SEED = {{ data_seed }}" in (SERVICES_LAB / "program" / "dataset.py").read_text()
-    assert "STORE_SEED = {{ probe_seed }}" in (SERVICES_LAB / "hidden" / "dataset.py").read_text()
+    assert "STORE_SEED = {{ data_seed }}" in spec["program"]["dataset.py"]
+    assert "STORE_SEED = {{ probe_seed }}" in spec["hidden"]["dataset.py"]  # stored as a patch of the program's
 
 
 def test_a_store_reads_check_needs_the_store(store_lab):

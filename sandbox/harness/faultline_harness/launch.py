@@ -141,7 +141,10 @@ class Launcher:
         env = dict(os.environ)
         env.pop(ENV_OWNER_PID, None)
         world = str(self.args.ranks)
-        path_parts = [str(SITE_DIR), str(HARNESS_DIR), str(Path(self.args.program_dir).resolve())]
+        # Not the program's folder: PYTHONPATH comes before the standard library, so a candidate's json.py
+        # there would replace json for the harness's own start-up imports. The entry script's folder is
+        # first on sys.path anyway, after start-up, and multiprocessing hands sys.path to its children.
+        path_parts = [str(SITE_DIR), str(HARNESS_DIR)]
         if env.get("PYTHONPATH"):
             path_parts.append(env["PYTHONPATH"])
         env.update(
@@ -610,10 +613,18 @@ def serve_zygote(args: argparse.Namespace) -> int:
     return run(args, fork_ranks=True)
 
 
+def drop_working_dir_from_sys_path() -> None:
+    """``python -m`` put the working directory first on sys.path, and the ranks can write there (the
+    container's /work): a module this process imports once ranks exist must never come from their files."""
+    cwd = os.getcwd()
+    sys.path[:] = [p for p in sys.path if p not in ("", ".", cwd)]
+
+
 def main(argv: list[str] | None = None) -> int:
     # Before any rank exists: from here on no rank can open this process's descriptors (its stdout is the
     # platform's record of the run) or read its memory; see guard.py.
     guard.set_dumpable(False)
+    drop_working_dir_from_sys_path()
     args = build_parser().parse_args(argv)
     if args.zygote:
         try:

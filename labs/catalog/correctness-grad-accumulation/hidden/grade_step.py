@@ -6,22 +6,17 @@ checks every parameter it returns against its own full-batch steps: nothing this
 about its own steps is evidence.
 """
 
-import json
 import os
-import runpy
+import sys
+
+# First on sys.path (and again in PYTHONPATH) is the program's folder, where the candidate's files are:
+# taken off before any other import, so none of them can stand in for a module this entry needs.
+PROGRAM_DIR = sys.path[0]
+sys.path[:] = [p for p in sys.path if os.path.realpath(p or ".") != os.path.realpath(PROGRAM_DIR)]
+
+
+from faultline_harness.gradedentry import run_program, snapshot_code
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-OUT = os.environ.get("FAULTLINE_OUTPUT_DIR", ".")
-SNAPSHOT = "submitted_code.json"
-OWN = os.path.basename(__file__)
-
-code = {}
-for name in sorted(os.listdir(HERE)):
-    path = os.path.join(HERE, name)
-    if name.endswith(".py") and name != OWN and os.path.isfile(path) and not os.path.islink(path):
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            code[name] = fh.read(1_000_000)
-with open(os.path.join(OUT, SNAPSHOT), "w", encoding="utf-8") as fh:
-    json.dump(code, fh)
-
-runpy.run_path(os.path.join(HERE, "train.py"), run_name="__main__")
+snapshot_code(HERE, skip=os.path.basename(__file__))
+run_program(PROGRAM_DIR)

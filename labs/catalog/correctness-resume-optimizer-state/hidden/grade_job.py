@@ -7,19 +7,21 @@ the candidate's code) is reclaimed at step {{ resume_step }} + {{ lost_steps }},
 resume. A job whose first worker is never reclaimed has not shown that it resumes, and fails.
 """
 
-import json
-import multiprocessing
 import os
-import runpy
-import signal
 import sys
 
+# First on sys.path (and again in PYTHONPATH) is the program's folder, where the candidate's files are:
+# taken off before any other import, so none of them can stand in for a module this entry needs.
+PROGRAM_DIR = sys.path[0]
+sys.path[:] = [p for p in sys.path if os.path.realpath(p or ".") != os.path.realpath(PROGRAM_DIR)]
+
+import multiprocessing
+import signal
+
 import torch._dynamo  # noqa: F401 - AdamW imports it on first use: once here, not in every worker
+from faultline_harness.gradedentry import run_program, snapshot_code
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-OUT = os.environ.get("FAULTLINE_OUTPUT_DIR", ".")
-SNAPSHOT = "submitted_code.json"
-OWN = os.path.basename(__file__)
 RECLAIM_AT_STEP = {{ resume_step }} + {{ lost_steps }}
 
 
@@ -27,8 +29,7 @@ def worker(reclaim_at):
     os.environ.pop("SPOT_RECLAIM_AT_STEP", None)
     if reclaim_at is not None:
         os.environ["SPOT_RECLAIM_AT_STEP"] = str(reclaim_at)
-    sys.path.insert(0, HERE)
-    runpy.run_path(os.path.join(HERE, "train.py"), run_name="__main__")
+    run_program(PROGRAM_DIR)
 
 
 def attempt(reclaim_at):
@@ -39,14 +40,7 @@ def attempt(reclaim_at):
 
 
 if __name__ == "__main__":
-    code = {}
-    for name in sorted(os.listdir(HERE)):
-        path = os.path.join(HERE, name)
-        if name.endswith(".py") and name != OWN and os.path.isfile(path) and not os.path.islink(path):
-            with open(path, encoding="utf-8", errors="replace") as fh:
-                code[name] = fh.read(1_000_000)
-    with open(os.path.join(OUT, SNAPSHOT), "w", encoding="utf-8") as fh:
-        json.dump(code, fh)
+    snapshot_code(HERE, skip=os.path.basename(__file__))
 
     print("--- attempt 1: starting a worker", flush=True)
     first = attempt(RECLAIM_AT_STEP)

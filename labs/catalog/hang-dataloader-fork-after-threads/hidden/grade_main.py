@@ -2,42 +2,18 @@
 the candidate's train.py unchanged. The grader reads the note (loader_probe.pt)."""
 
 import os
-import runpy
+import sys
 
-import torch
-from torch.utils.data import DataLoader
+# First on sys.path (and again in PYTHONPATH) is the program's folder, where the candidate's files are:
+# taken off before any other import, so none of them can stand in for a module this entry needs.
+PROGRAM_DIR = sys.path[0]
+sys.path[:] = [p for p in sys.path if os.path.realpath(p or ".") != os.path.realpath(PROGRAM_DIR)]
 
-
-class _Noting:
-    """Wraps a DataLoader's iterator (created eagerly, as usual) and notes each batch it yields."""
-
-    def __init__(self, inner, workers: int, notes: list[int]) -> None:
-        self._inner, self._workers, self._notes = inner, workers, notes
-
-    def __iter__(self):
-        return self
-
-    def __next__(self):
-        batch = next(self._inner)
-        self._notes.append(self._workers)
-        return batch
-
-    def __len__(self) -> int:
-        return len(self._inner)
-
-    def __getattr__(self, name):
-        return getattr(self._inner, name)
-
+from faultline_harness.gradedentry import LoaderWorkers, run_program
 
 if __name__ == "__main__":
-    workers_used: list[int] = []
-    _iter = DataLoader.__iter__
-    DataLoader.__iter__ = lambda self: _Noting(_iter(self), int(self.num_workers), workers_used)
-    try:
-        runpy.run_path(os.path.join(os.path.dirname(os.path.abspath(__file__)), "train.py"), run_name="__main__")
-    finally:
-        probe = {
-            "batches": torch.tensor(len(workers_used)),
-            "min_workers": torch.tensor(min(workers_used, default=-1)),
-        }
-        torch.save(probe, os.path.join(os.environ.get("FAULTLINE_OUTPUT_DIR", "."), "loader_probe.pt"))
+    with LoaderWorkers() as workers:
+        try:
+            run_program(PROGRAM_DIR)
+        finally:
+            workers.save()

@@ -11,18 +11,22 @@ the job is over, out of the other ranks' reach.
 """
 
 import os
-import runpy
-import secrets
+import sys
 
-from faultline_harness.guard import keep_memory_private
+# First on sys.path (and again in PYTHONPATH) is the program's folder, where the candidate's files are:
+# taken off before any other import, so none of them can stand in for a module this entry needs.
+PROGRAM_DIR = sys.path[0]
+sys.path[:] = [p for p in sys.path if os.path.realpath(p or ".") != os.path.realpath(PROGRAM_DIR)]
+
+
+from faultline_harness.gradedentry import private_key, run_program
 from faultline_harness.stepprints import StepFingerprints
 
 if __name__ == "__main__":
     rank = int(os.environ.get("RANK", "0"))
-    keep_memory_private()
-    os.environ["EXPORT_PART_KEY"] = str(secrets.randbits(48))
+    private_key("EXPORT_PART_KEY")
     steps = StepFingerprints().install()
     try:
-        runpy.run_path(os.path.join(os.path.dirname(os.path.abspath(__file__)), "train.py"), run_name="__main__")
+        run_program(PROGRAM_DIR)
     finally:
         steps.seal(f"steps-rank{rank}.pt")

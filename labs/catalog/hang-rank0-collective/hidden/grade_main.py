@@ -8,15 +8,21 @@ the last optimizer it stepped to the launcher, which keeps them out of the other
 writes them for the grader to replay the job against.
 """
 
-import io
 import os
-import runpy
-import secrets
+import sys
+
+# First on sys.path (and again in PYTHONPATH) is the program's folder, where the candidate's files are:
+# taken off before any other import, so none of them can stand in for a module this entry needs.
+PROGRAM_DIR = sys.path[0]
+sys.path[:] = [p for p in sys.path if os.path.realpath(p or ".") != os.path.realpath(PROGRAM_DIR)]
+
+import io
 
 import torch
 from faultline_harness import sealedrecords
-from faultline_harness.guard import keep_memory_private
+from faultline_harness.gradedentry import private_key, run_program
 from torch.optim.optimizer import register_optimizer_step_post_hook
+
 
 class LastOptimizer:
     """Global optimizer-step hook: which optimizer this rank stepped last, and how often it stepped."""
@@ -37,13 +43,11 @@ class LastOptimizer:
 
 if __name__ == "__main__":
     rank = int(os.environ.get("RANK", "0"))
-    keep_memory_private()
-    key = secrets.randbits(48)
-    os.environ["SITE_EXPORT_KEY"] = str(key)
+    key = private_key("SITE_EXPORT_KEY")
     stepped = LastOptimizer()
     register_optimizer_step_post_hook(stepped)
     try:
-        runpy.run_path(os.path.join(os.path.dirname(os.path.abspath(__file__)), "train.py"), run_name="__main__")
+        run_program(PROGRAM_DIR)
     finally:
         record = {"export_key": torch.tensor(key), "steps": torch.tensor(stepped.steps), "weights": stepped.weights()}
         buffer = io.BytesIO()

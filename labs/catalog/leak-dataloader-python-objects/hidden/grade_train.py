@@ -2,26 +2,18 @@
 run the candidate's train.py unchanged. The grader reads the note (loader_probe.pt)."""
 
 import os
-import runpy
+import sys
 
-import torch
-from torch.utils.data import DataLoader
+# First on sys.path (and again in PYTHONPATH) is the program's folder, where the candidate's files are:
+# taken off before any other import, so none of them can stand in for a module this entry needs.
+PROGRAM_DIR = sys.path[0]
+sys.path[:] = [p for p in sys.path if os.path.realpath(p or ".") != os.path.realpath(PROGRAM_DIR)]
+
+from faultline_harness.gradedentry import LoaderWorkers, run_program
 
 if __name__ == "__main__":
-    workers_used: list[int] = []
-    _iter = DataLoader.__iter__
-
-    def _noting_iter(self):
-        for batch in _iter(self):
-            workers_used.append(int(self.num_workers))
-            yield batch
-
-    DataLoader.__iter__ = _noting_iter
-    try:
-        runpy.run_path(os.path.join(os.path.dirname(os.path.abspath(__file__)), "train.py"), run_name="__main__")
-    finally:
-        probe = {
-            "batches": torch.tensor(len(workers_used)),
-            "min_workers": torch.tensor(min(workers_used, default=-1)),
-        }
-        torch.save(probe, os.path.join(os.environ.get("FAULTLINE_OUTPUT_DIR", "."), "loader_probe.pt"))
+    with LoaderWorkers() as workers:
+        try:
+            run_program(PROGRAM_DIR)
+        finally:
+            workers.save()

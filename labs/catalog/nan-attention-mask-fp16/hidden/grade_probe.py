@@ -1,11 +1,18 @@
 """Grading entry: train with the candidate's code, then probe its attention in fp16 on hidden batches."""
 
 import os
-import runpy
+import sys
+
+# First on sys.path (and again in PYTHONPATH) is the program's folder, where the candidate's files are:
+# taken off before any other import, so none of them can stand in for a module this entry needs.
+PROGRAM_DIR = sys.path[0]
+sys.path[:] = [p for p in sys.path if os.path.realpath(p or ".") != os.path.realpath(PROGRAM_DIR)]
+
 
 import torch
+from faultline_harness.gradedentry import run_program
 
-runpy.run_path(os.path.join(os.path.dirname(os.path.abspath(__file__)), "train.py"), run_name="__main__")
+run_program(PROGRAM_DIR)
 
 from attention import masked_attention  # noqa: E402  (the candidate's module, after training)
 
