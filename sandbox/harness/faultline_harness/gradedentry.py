@@ -7,9 +7,9 @@ held-out probes in its own container), give this rank a secret only it holds, no
 notes inside the candidate's process is a probe for the grader to check against its own numbers, never a
 pass criterion on its own.
 
-The entry sits in the program's folder, which Python puts first on sys.path (and the launcher puts in
-PYTHONPATH too, for the program's subprocesses), so a candidate's ``json.py`` would stand in for what the
-entry imports and run before it. Every hidden entry therefore starts, before any other import, with::
+The entry sits in the program's folder, which Python puts first on sys.path, so a candidate's ``json.py``
+would stand in for what the entry imports and run before it (the launcher keeps that folder off the ranks'
+PYTHONPATH for the same reason). Every hidden entry therefore starts, before any other import, with::
 
     import os
     import sys

@@ -9,8 +9,8 @@ about its own steps is evidence.
 import os
 import sys
 
-# First on sys.path (and again in PYTHONPATH) is the program's folder, where the candidate's files are:
-# taken off before any other import, so none of them can stand in for a module this entry needs.
+# First on sys.path is the program's folder, where the candidate's files are: taken off (every
+# occurrence) before any other import, so none of them can stand in for a module this entry needs.
 PROGRAM_DIR = sys.path[0]
 sys.path[:] = [p for p in sys.path if os.path.realpath(p or ".") != os.path.realpath(PROGRAM_DIR)]
 
