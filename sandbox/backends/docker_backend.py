@@ -274,6 +274,9 @@ class DockerSandbox(Sandbox):
                 [*command, "--run-dir", f"{WORK}/run"],
                 user=LAB_USER,
                 environment={"PYTHONPATH": "/opt/faultline/harness"},
+                # `python -m` puts its working directory first on sys.path: "/" (read-only), not the
+                # container's /work, where the ranks could leave a faultline_harness/ of their own.
+                workdir="/",
             )
         except DockerException as exc:
             return f"diagnostic could not run: {exc}"
