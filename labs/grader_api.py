@@ -85,6 +85,21 @@ class GradeContext:
             ) from None
         return module
 
+    def rank_key(self, rank: int, file: str = "key-rank{rank}.json") -> int:
+        """The secret key the launcher drew for ``rank`` (services: rank_keys), written by the launcher after the
+        job over whatever a rank left under that name: the rows that rank was given are rebuilt from it."""
+        import json
+
+        name = file.replace("{rank}", str(rank))
+        try:
+            record = json.loads(self.path(name).read_text(encoding="utf-8"))
+        except ValueError:
+            record = None
+        key = record.get("key") if isinstance(record, dict) and record.get("rank") == rank else None
+        if not isinstance(key, int) or isinstance(key, bool):
+            raise CandidateOutputError(f"{name} is not the key record the launcher writes")
+        return key
+
     def submitted_code(self, required: str = "") -> dict[str, str]:
         """The candidate's Python files as the grading entry copied them before the job ran
         (``submitted_code.json``: module file name → source), for ``run_candidate``."""

@@ -7,7 +7,8 @@ repeating its own rows as DistributedSampler pads (the reference uses Join), and
 with a broadcast from rank 0 (the reference uses a barrier), graded as a submission through gradefix
 with real Docker. The metrics themselves are checked on hand-made records, without Docker. The
 cover-ups (rank 0 training alone, ranks training apart) are in each lab's bad_fixes/, which
-validatelab proves score 0 %. In a graded run each rank can read only its own rows.
+validatelab proves score 0 %. In a graded run each rank can read only its own rows, and the grader
+scores the model on every site's rows as the launcher's keys define them.
 """
 
 from __future__ import annotations
@@ -40,14 +41,17 @@ def grader_of(slug: str):
     return module
 
 
-def graded(tmp_path: Path, steps: list[torch.Tensor]) -> dict:
-    """The ddp lab's metrics for two ranks that saved the same model and these step fingerprints."""
+def graded(tmp_path: Path, steps: list[torch.Tensor], model: dict | None = None, keys=(11, 22)) -> dict:
+    """The ddp lab's metrics for two ranks that saved the same model and these step fingerprints, the
+    launcher having drawn ``keys``."""
     grader = grader_of("hang-ddp-uneven-inputs")
-    torch.manual_seed(0)
-    model = grader.Net().state_dict()
+    if model is None:
+        torch.manual_seed(0)
+        model = grader.Net().state_dict()
     for rank, rows in enumerate(steps):
         torch.save(model, tmp_path / f"model-rank{rank}.pt")
         torch.save({"fingerprints": rows}, tmp_path / f"steps-rank{rank}.pt")
+        (tmp_path / f"key-rank{rank}.json").write_text(json.dumps({"rank": rank, "key": keys[rank]}))
     return grader.evaluate(GradeContext(artifacts=tmp_path, params={}, seed=5, ranks=2))
 
 
@@ -96,13 +100,41 @@ def test_a_graded_rank_opens_only_its_own_rows(monkeypatch):
     data = program_module("hang-rank0-checkpoint-no-barrier", "data.py")
     monkeypatch.setenv("RANK", "1")
     workspace = data.rank_rows(7, 1, 64)[0]
-    assert workspace.shape == (64, data.FEATURES)
+    assert workspace.shape == (64, data.FEATURES + 1)  # the features, then the site
     with pytest.raises(PermissionError, match="rank 1 cannot open rank 0's rows"):
         data.rank_rows(7, 0, 64)
     monkeypatch.setenv("RANK_DATA_KEY", "987654321")
     assert not torch.equal(data.rank_rows(7, 1, 64)[0], workspace)
     with pytest.raises(PermissionError, match="rank 1 cannot open rank 0's rows"):
         data.rank_rows(7, 0, 64)
+
+
+@pytest.mark.django_db
+def test_the_model_is_scored_on_every_sites_rows_as_the_launchers_keys_define_them(tmp_path, monkeypatch):
+    data = program_module("hang-ddp-uneven-inputs", "data.py")
+    keys = (1111, 2222)
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    parts = []
+    for rank in (0, 1):
+        monkeypatch.setenv("RANK", str(rank))
+        monkeypatch.setenv("EXPORT_PART_KEY", str(keys[rank]))
+        parts.append(data.read_parts(7, data.parts_for_rank(rank, 2)))
+    x, y = torch.cat([p[0] for p in parts]), torch.cat([p[1] for p in parts])
+    torch.manual_seed(0)
+    net = grader_of("hang-ddp-uneven-inputs").Net()
+    opt = torch.optim.Adam(net.parameters(), lr=0.02)
+    for _ in range(600):
+        loss = torch.nn.functional.mse_loss(net(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    steps = [torch.randn(114, 20, dtype=torch.float64)] * 2
+    assert graded(tmp_path, steps, net.state_dict(), keys)["heldout_r2"] >= 0.8
+    # The same model, had the launcher drawn another key for site 1: its rows were not the ones learned.
+    assert graded(tmp_path, steps, net.state_dict(), (1111, 3333))["heldout_r2"] < 0.5
+    # A model that never saw site 1's rows knows nothing of its bias.
+    blind = {**net.state_dict(), "site_bias": net.state_dict()["site_bias"] * torch.tensor([[1.0], [0.0]])}
+    assert graded(tmp_path, steps, blind, keys)["heldout_r2"] < 0.5
 
 
 def test_a_forged_oversized_record_is_the_candidates_failure(tmp_path):

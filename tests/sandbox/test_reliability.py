@@ -126,3 +126,42 @@ def test_stack_dump_of_a_hanging_program_names_the_function(settings, backend):
     finally:
         services.cancel_run(Run.objects.get(pk=run.pk))
         thread.join(timeout=30)
+
+
+# Leaves a faultline_harness package of its own wherever it can write (its working directory and the
+# container's /work), one that answers every diagnostic with a forged all-clear, then hangs.
+PLANTS_A_DIAG_TOOL = (
+    """
+import os
+
+for folder in {os.getcwd(), "/work"}:
+    package = os.path.join(folder, "faultline_harness")
+    try:
+        os.makedirs(package, exist_ok=True)
+        open(os.path.join(package, "__init__.py"), "w").close()
+        with open(os.path.join(package, "diag.py"), "w") as f:
+            f.write("print('FORGED: every rank is idle and healthy')\\n")
+        print("planted", package, flush=True)
+    except OSError as exc:
+        print("could not plant in", folder, exc, flush=True)
+"""
+    + HANG
+)
+
+
+@pytest.mark.docker
+def test_a_diag_tool_planted_by_the_program_is_not_the_one_that_answers(settings):
+    settings.SANDBOX_BACKEND = "docker"
+    run = services.create_run(owner=None, files={"main.py": PLANTS_A_DIAG_TOOL}, timeout_seconds=120)
+    thread = in_background(run)
+    try:
+        wait_for(lambda: "hanging now" in log_of(run), 60, "the program")
+        assert "planted /work/faultline_harness" in log_of(run)  # the attack is real: /work is writable
+        diagnostic = services.request_diagnostic(Run.objects.get(pk=run.pk), "stacks", None)
+        wait_for(lambda: type(diagnostic).objects.get(pk=diagnostic.pk).status == "done", 30, "the stack dump")
+        output = type(diagnostic).objects.get(pk=diagnostic.pk).output
+        assert "FORGED" not in output
+        assert "wait_forever" in output, output
+    finally:
+        services.cancel_run(Run.objects.get(pk=run.pk))
+        thread.join(timeout=30)

@@ -1,7 +1,8 @@
 """Did the job train in step across both sites, and is the saved MSE the job-wide number?
 
-Each rank holds the key of its own site's export only (hidden/grade_main.py draws it inside the
-rank and saves it, with the weights the rank trained, when the program ends). With both keys the
+Each rank holds the key of its own site's export only (the launcher draws both, hands each rank its
+own through hidden/grade_main.py, and writes them out after the job, out of the program's reach; the
+rank saves the weights it trained when the program ends). With both keys the
 grader rebuilds every site's rows, replays the synchronous data-parallel training the program
 runs (every step averages both sites' gradients) and compares each rank's weights, and the saved
 model, with the replay: ranks that train apart and merge at the end, or one rank training alone,
@@ -43,9 +44,9 @@ def site_data(seed, n, noise):
 def load_record(ctx, rank):
     name = f"grading-rank{rank}.pt"
     record = ctx.load(name)
-    if not isinstance(record, dict) or not {"export_key", "steps", "weights"} <= set(record):
+    if not isinstance(record, dict) or not {"steps", "weights"} <= set(record):
         raise CandidateOutputError(f"{name} is not the record the graded run writes: was it overwritten?")
-    return int(record["export_key"]), int(record["steps"]), list(record["weights"])
+    return int(record["steps"]), list(record["weights"])
 
 
 def replay(keys, noise, lr):
@@ -80,7 +81,7 @@ def evaluate(ctx):
     noise = (0.1, float(p["site1_noise"]))
     val_rows = (int(p["val_rows0"]), int(p["val_rows1"]))
     records = [load_record(ctx, r) for r in range(ctx.ranks)]
-    keys = [key for key, _, _ in records]
+    keys = [ctx.rank_key(r) for r in range(ctx.ranks)]
     net = ctx.load_into(Net(), "model.pt")
     saved = ctx.load("val_metrics.pt")
     if not isinstance(saved, dict) or "val_mse" not in saved:
@@ -90,7 +91,7 @@ def evaluate(ctx):
     with torch.enable_grad():
         expected = replay(keys, noise, float(p["lr"]))
     sync_gap = gap([q.detach() for q in net.parameters()], expected, "model.pt")
-    for rank, (_, steps, weights) in enumerate(records):
+    for rank, (steps, weights) in enumerate(records):
         if steps == 0:
             sync_gap = math.inf  # this rank never stepped an optimizer: it did not train at all
             continue

@@ -26,9 +26,9 @@ from __future__ import annotations
 import json
 import os
 import runpy
-import secrets
 import sys
 
+from . import rankkeys
 from .guard import keep_memory_private
 
 SNAPSHOT = "submitted_code.json"
@@ -53,11 +53,13 @@ def snapshot_code(folder: str, skip: str) -> dict[str, str]:
     return code
 
 
-def private_key(env_name: str) -> int:
-    """A 48-bit secret for this rank alone, handed to the program through this process's environment
-    after the process was made undumpable: no other process of the job can read it through /proc."""
+def private_key(env_name: str, file: str = "key-rank{rank}.json") -> int:
+    """This rank's secret, handed to the program through this process's environment after the process was
+    made undumpable: no other process of the job can read it through /proc. The launcher drew it (the lab
+    declares ``services: rank_keys: {file: ...}``) and writes it for the grader under ``file`` after the job,
+    so the grader rebuilds the rows the rank was given, whatever the program does with its own copy."""
     keep_memory_private()
-    key = secrets.randbits(48)
+    key = rankkeys.fetch_or_draw(file)
     os.environ[env_name] = str(key)
     return key
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from . import _zygote, guard, procfs, recordstore, sealedrecords
+from . import _zygote, guard, procfs, rankkeys, recordstore, sealedrecords
 from .cgroupmem import ContainerMemory
 from .monitors import Monitors
 from .protocol import (
@@ -442,10 +442,10 @@ class Launcher:
         if self.monitors.container is not None:
             end["peak_container_bytes"] = self.monitors.container_peak
         if self.services:
-            sealed = self.services.get("sealed_records")
-            if isinstance(sealed, sealedrecords.SealedRecords):
-                # After the sweep no process of the job is left to race these writes.
-                sealed.restore(self.output_dir)
+            for service in self.services.values():
+                if isinstance(service, sealedrecords.SealedRecords | rankkeys.RankKeys):
+                    # After the sweep no process of the job is left to race these writes.
+                    service.restore(self.output_dir)
             # Counted by the launcher's own threads: a rank can only add to them by paying for each read.
             end["services"] = {name: service.stop() for name, service in self.services.items()}
         summary = dict(end)

@@ -47,6 +47,8 @@ ENV_RECORD_STORE = "FAULTLINE_RECORD_STORE"
 ENV_CHECKPOINT_STORE = "FAULTLINE_CHECKPOINT_STORE"
 # The socket on which a rank hands the launcher its own grading records (see sealedrecords.py).
 ENV_SEALED_RECORDS = "FAULTLINE_SEALED_RECORDS"
+# The socket on which a rank asks the launcher for the secret key the launcher drew for it (see rankkeys.py).
+ENV_RANK_KEYS = "FAULTLINE_RANK_KEYS"
 # Set by the rank runtime in its own process; a descendant that inherits a different pid knows it is
 # not the rank itself and must not grab the rank's signals or diag files.
 ENV_OWNER_PID = "FAULTLINE_HARNESS_OWNER_PID"

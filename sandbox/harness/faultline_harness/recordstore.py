@@ -29,8 +29,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from . import checkpointstore, sealedrecords
-from .protocol import ENV_CHECKPOINT_STORE, ENV_RECORD_STORE, ENV_SEALED_RECORDS, ENV_SERVICES
+from . import checkpointstore, rankkeys, sealedrecords
+from .protocol import ENV_CHECKPOINT_STORE, ENV_RANK_KEYS, ENV_RECORD_STORE, ENV_SEALED_RECORDS, ENV_SERVICES
 from .socketservice import SocketService, recv_exact
 
 REQUEST = struct.Struct("<qI")
@@ -42,7 +42,10 @@ LIMITS = {
 # Settings a service may leave out, each group all or none: a store without them serves any shard.
 OPTIONAL = {"record_store": ("shard_seed", "shard_size"), "checkpoint_store": checkpointstore.OPTIONAL}
 # Every service the launcher can run, with the settings each takes (all required) and their ranges.
-SERVICE_LIMITS = {"record_store": LIMITS, "checkpoint_store": checkpointstore.LIMITS, "sealed_records": {"files": None}}
+SERVICE_LIMITS = {
+    "record_store": LIMITS, "checkpoint_store": checkpointstore.LIMITS,
+    "sealed_records": {"files": None}, "rank_keys": {"file": None},
+}  # fmt: skip
 
 
 class ServiceConfigError(ValueError):
@@ -88,6 +91,12 @@ def parse_config(raw: str) -> dict[str, dict[str, Any]]:
             problem = sealedrecords.check_files(options["files"])
             if problem:
                 raise ServiceConfigError(f"services.{name}.files: {problem}")
+            config[name] = dict(options)
+            continue
+        if name == "rank_keys":
+            problem = sealedrecords.check_files([options["file"]])
+            if problem:
+                raise ServiceConfigError(f"services.{name}.file: {problem}")
             config[name] = dict(options)
             continue
         for key, (low, high) in limits.items():
@@ -160,7 +169,7 @@ class RecordStore(SocketService):
                 return
 
 
-Service = RecordStore | checkpointstore.CheckpointStore | sealedrecords.SealedRecords
+Service = RecordStore | checkpointstore.CheckpointStore | sealedrecords.SealedRecords | rankkeys.RankKeys
 
 
 def start_services(env: Mapping[str, str], folder: Path) -> dict[str, Service]:
@@ -182,6 +191,8 @@ def start_services(env: Mapping[str, str], folder: Path) -> dict[str, Service]:
         services["checkpoint_store"] = checkpointstore.CheckpointStore(folder, float(options["mb_per_s"]), span)
     if "sealed_records" in config:
         services["sealed_records"] = sealedrecords.SealedRecords(folder, list(config["sealed_records"]["files"]))
+    if "rank_keys" in config:
+        services["rank_keys"] = rankkeys.RankKeys(folder, str(config["rank_keys"]["file"]))
     return services
 
 
@@ -197,4 +208,7 @@ def socket_env(services: Mapping[str, Service]) -> dict[str, str]:
     sealed = services.get("sealed_records")
     if sealed is not None:
         env[ENV_SEALED_RECORDS] = str(sealed.path)
+    keys = services.get("rank_keys")
+    if keys is not None:
+        env[ENV_RANK_KEYS] = str(keys.path)
     return env

@@ -94,9 +94,9 @@ class SealedRecords(RankedService):
             for name in sorted(self.names_of(rank)):
                 target = output_dir / name
                 data = records.get(name)
-                if data is not None and _write(target, data):
+                if data is not None and write_owned(target, data):
                     self._count("_restored")
-                elif _remove(target):
+                elif remove_owned(target):
                     self._count("_removed")
 
     def _count(self, attribute: str) -> None:
@@ -156,8 +156,9 @@ def seal_or_write(name: str, data: bytes) -> None:
             handle.write(data)
 
 
-def _write(target: Path, data: bytes) -> bool:
-    _remove(target)  # whatever a rank left there (a file, a link, a folder) goes first
+def write_owned(target: Path, data: bytes) -> bool:
+    """Put ``data`` at ``target`` in place of whatever a rank left under that name (file, link or folder)."""
+    remove_owned(target)
     tmp: str | None = None
     try:
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".sealed-")
@@ -174,7 +175,7 @@ def _write(target: Path, data: bytes) -> bool:
         return False
 
 
-def _remove(target: Path) -> bool:
+def remove_owned(target: Path) -> bool:
     try:
         if target.is_dir() and not target.is_symlink():
             shutil.rmtree(target, ignore_errors=True)

@@ -1,8 +1,9 @@
 """Graded runs: every rank gets the key of the part files on its own node, and notes the steps it takes.
 
-The key is drawn here, inside the rank, after the process has been made undumpable (no other process of
-the job can read its memory or environment through /proc), and reaches the program only through this
-process's environment. Another rank cannot rebuild this rank's rows, so no rank can train on the whole
+The launcher draws the key and hands it to this rank alone; it is put in this process's environment after
+the process has been made undumpable (no other process of the job can read its memory or environment
+through /proc), and the launcher writes it out for the grader after the job, whatever the program does
+with its copy. Another rank cannot rebuild this rank's rows, so no rank can train on the whole
 export by itself: the rows meet only through the ranks' communication.
 
 After each optimizer step the rank notes a fingerprint of its weights (faultline_harness.stepprints);

@@ -1,11 +1,11 @@
 """Graded runs: every rank gets the key of its own site's export, and notes what it trained.
 
-The key is drawn here, inside the rank, and reaches the program only through this process's own
-environment. The process is made non-dumpable first, so no other process of the job can read its
-memory (or the key in it) through /proc. Another rank therefore cannot rebuild this site's rows
-from anything it can see. When the program ends, the rank hands its key and the weights held by
-the last optimizer it stepped to the launcher, which keeps them out of the other ranks' reach and
-writes them for the grader to replay the job against.
+The launcher draws every rank's key and hands this rank its own, which reaches the program only
+through this process's own environment. The process is made non-dumpable first, so no other process
+of the job can read its memory (or the key in it) through /proc. Another rank therefore cannot rebuild
+this site's rows from anything it can see, and the grader replays the job against the keys the launcher
+drew, not against anything the program reports. When the program ends, the rank hands the weights held
+by the last optimizer it stepped to the launcher, which keeps them out of the other ranks' reach.
 """
 
 import os
@@ -43,13 +43,13 @@ class LastOptimizer:
 
 if __name__ == "__main__":
     rank = int(os.environ.get("RANK", "0"))
-    key = private_key("SITE_EXPORT_KEY")
+    private_key("SITE_EXPORT_KEY")
     stepped = LastOptimizer()
     register_optimizer_step_post_hook(stepped)
     try:
         run_program(PROGRAM_DIR)
     finally:
-        record = {"export_key": torch.tensor(key), "steps": torch.tensor(stepped.steps), "weights": stepped.weights()}
+        record = {"steps": torch.tensor(stepped.steps), "weights": stepped.weights()}
         buffer = io.BytesIO()
         torch.save(record, buffer)
         # Handed to the launcher, which writes it into the output folder after the job has ended: another
