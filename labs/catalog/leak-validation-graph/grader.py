@@ -2,9 +2,15 @@
 
 The validation split is rebuilt from the variant's data seed: the job must report a
 validation loss for every epoch, and probabilities for every validation row that agree
-with the saved model. Held-out accuracy is measured on fresh accounts from the hidden seed.
+with the saved model. Every epoch's reported loss is compared with the loss of the weights
+the job held at the end of that epoch, which the graded run's hidden entry noted from its
+optimizer-step hook (epochs-rank0.pt): a history made up after the fact, such as one
+validation at the end copied into every epoch, does not match them, and the last epoch's
+weights must be the saved model's. Held-out accuracy is measured on fresh accounts from the
+hidden seed.
 """
 
+import copy
 import math
 
 import torch
@@ -43,6 +49,25 @@ def _net(width):
     )  # fmt: skip
 
 
+def _epoch_weights(ctx, net):
+    record = ctx.load("epochs-rank0.pt")
+    snapshots = record.get("snapshots") if isinstance(record, dict) else None
+    shapes = [p.shape for p in net.parameters()]
+    if not isinstance(snapshots, list) or len(snapshots) > 8 or not all(
+        isinstance(w, list) and [getattr(t, "shape", None) for t in w] == shapes for w in snapshots
+    ):
+        raise CandidateOutputError("epochs-rank0.pt is not the record the graded run writes: was it overwritten?")
+    return snapshots
+
+
+def _with_weights(net, weights):
+    clone = copy.deepcopy(net)
+    with torch.no_grad():
+        for p, w in zip(clone.parameters(), weights):
+            p.copy_(w)
+    return clone
+
+
 def evaluate(ctx):
     data_seed, width = int(ctx.params["data_seed"]), int(ctx.params["width"])
     net = ctx.load_into(_net(width), "model.pt", strip_prefix="body.")
@@ -55,6 +80,7 @@ def evaluate(ctx):
     probs = torch.as_tensor(report["val_probs"]).detach().float()
 
     x_val, y_val = _val_split(data_seed)
+    snapshots = _epoch_weights(ctx, net)
     g = torch.Generator().manual_seed(ctx.seed)
     x_new = torch.randn(8192, FEATURES, generator=g)
     y_new = _labels(x_new, data_seed, g)
@@ -68,7 +94,18 @@ def evaluate(ctx):
         probs_error = (probs - true_probs).abs().max().item()
     else:
         probs_error = math.inf
-    loss_error = abs(losses[-1].item() - true_loss) / true_loss if len(losses) else math.inf
+    # Epoch by epoch: the loss the job reported against the loss of the weights it held then. The last
+    # epoch's weights must be the saved model's, or the notes describe some other training.
+    if len(losses) != len(snapshots) or not snapshots:
+        loss_error = math.inf
+    else:
+        errors = []
+        with torch.no_grad():
+            for reported, weights in zip(losses.tolist(), snapshots):
+                expected = F.cross_entropy(_with_weights(net, weights)(x_val), y_val).item()
+                errors.append(abs(reported - expected) / expected)
+            final_gap = max((w - p.detach()).abs().max().item() for w, p in zip(snapshots[-1], net.parameters()))
+        loss_error = max(errors) if final_gap <= 1e-6 else math.inf
     return {
         "val_epochs_reported": float(len(losses)),
         "val_rows_reported": float(probs.shape[0]) if probs.dim() == 2 else 0.0,
