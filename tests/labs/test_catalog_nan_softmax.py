@@ -2,8 +2,9 @@
 valid fix other than the reference passes.
 
 The reference subtracts the row maximum in its hand-written log-softmax; torch's own `log_softmax` +
-`nll_loss` must pass as well. The probe metrics are checked here on the lab's own `ops.py` variants without
-Docker; the full grading of the alternative fix runs through gradefix with real Docker. Every cover-up in
+`nll_loss` must pass as well. The grader calls the submitted `cross_entropy` itself, in a fresh interpreter,
+on logits from the held-out seed. The probe metrics are checked here on the lab's own `ops.py` variants
+without Docker; the full grading of the alternative fix runs through gradefix with real Docker. Every cover-up in
 bad_fixes/ scoring 0 % is what validatelab proves.
 """
 
@@ -28,7 +29,7 @@ from tests.labs.helpers import publish
 SLUG = "nan-softmax-overflow"
 LAB = Path(settings.LAB_CATALOG_DIR) / SLUG
 ALTERNATIVE = Path(__file__).parent / "fixtures" / "catalog_nan" / SLUG / "ops.py.tmpl"
-PROBE_SEED = 2024
+HELD_OUT_SEED = 2024
 
 
 def module_from(path: Path, name: str, text: str | None = None):
@@ -41,50 +42,36 @@ def module_from(path: Path, name: str, text: str | None = None):
 GRADER = module_from(LAB / "grader.py", "grader_nan_softmax_overflow")
 
 
-def probe_metrics_of(ops, tmp_path: Path) -> dict:
-    """What the grading probe saves for this cross_entropy, then what the grader makes of it."""
-    logits, labels = GRADER.probe_inputs(PROBE_SEED)
-    with torch.no_grad():
-        per_row = torch.stack([ops.cross_entropy(logits[i : i + 1], labels[i : i + 1]) for i in range(len(labels))])
-        batch = ops.cross_entropy(logits, labels)
-    torch.save({"per_row": per_row.double(), "batch": batch.double()}, tmp_path / "probe.pt")
-    ctx = GradeContext(artifacts=tmp_path, params={}, seed=0, ranks=1, probe_seed=PROBE_SEED)
-    return GRADER.probe_metrics(ctx)
+def probe_metrics_of(ops: str, tmp_path: Path) -> dict:
+    """What the grader makes of this ops.py, as the grading entry copied it before the job ran."""
+    (tmp_path / "submitted_code.json").write_text(json.dumps({"ops.py": ops}), encoding="utf-8")
+    return GRADER.probe_metrics(GradeContext(artifacts=tmp_path, params={}, seed=HELD_OUT_SEED, ranks=1))
 
 
 def passes(metrics: dict) -> bool:
     return metrics["probe_nonfinite"] == 0 and metrics["probe_max_error"] <= 0.001  # the lab's two probe checks
 
 
-def test_the_hidden_probe_feeds_exactly_what_the_grader_rebuilds():
-    spec = load_lab(LAB).as_json()
-    hidden = render_files(spec["hidden"], {**choose_params(SLUG, spec["params"], 1), "probe_seed": PROBE_SEED})
-    source = hidden["grade_probe.py"]
-    # Only the probe's input builder is taken from the hidden file: running it would train first.
-    builder = source[source.index("def probe_inputs") : source.index("\n\n\nlogits, labels")]
-    probe = module_from(LAB / "hidden" / "grade_probe.py", "hidden_probe", "import torch\n\n" + builder)
-    for got, want in zip(probe.probe_inputs(PROBE_SEED), GRADER.probe_inputs(PROBE_SEED), strict=True):
-        assert torch.equal(got, want)
-    logits, _ = GRADER.probe_inputs(PROBE_SEED)
+def test_the_probe_logits_are_past_exps_limit():
+    logits, _ = GRADER.probe_inputs(HELD_OUT_SEED + 1)
     assert logits.dtype == torch.float32 and logits.abs().max() > 710  # past exp's limit in float64 too
 
 
+def test_a_probe_file_left_by_the_job_is_not_evidence(tmp_path):
+    # A made-up "exact" probe beside the faulty code changes nothing: the grader runs the code itself.
+    torch.save({"per_row": torch.zeros(64, dtype=torch.float64), "batch": torch.zeros((), dtype=torch.float64)},
+               tmp_path / "probe.pt")  # fmt: skip
+    assert probe_metrics_of((LAB / "program" / "ops.py").read_text(encoding="utf-8"), tmp_path)["probe_nonfinite"] > 0
+
+
 def test_the_probe_fails_the_overflowing_and_clamped_losses_and_passes_stable_ones(tmp_path):
-    faulty = module_from(LAB / "program" / "ops.py", "ops_faulty")
+    faulty = (LAB / "program" / "ops.py").read_text(encoding="utf-8")
     spec = load_lab(LAB)  # fixes may be stored as patches against program/: the loader applies them
-    reference = module_from(LAB / "solution" / "ops.py", "ops_reference", spec.solution["ops.py"])
-    alternative = module_from(ALTERNATIVE, "ops_alternative")
-    clamped = module_from(
-        LAB / "bad_fixes" / "clamp-logits" / "ops.py", "ops_clamped", spec.bad_fixes["clamp-logits"]["ops.py"]
-    )
+    reference = spec.solution["ops.py"]
+    alternative = ALTERNATIVE.read_text(encoding="utf-8")
+    clamped = spec.bad_fixes["clamp-logits"]["ops.py"]
     # A float64 cast inside the loss: exp then overflows only past 709, which the probe's logits exceed.
-    in_float64 = module_from(
-        LAB / "program" / "ops.py",
-        "ops_float64",
-        (LAB / "program" / "ops.py")
-        .read_text(encoding="utf-8")
-        .replace("torch.exp(logits)", "torch.exp(logits.double())"),
-    )
+    in_float64 = faulty.replace("torch.exp(logits)", "torch.exp(logits.double())")
     results = {name: probe_metrics_of(ops, tmp_path) for name, ops in [
         ("faulty", faulty), ("reference", reference), ("alternative", alternative),
         ("clamped", clamped), ("float64", in_float64),

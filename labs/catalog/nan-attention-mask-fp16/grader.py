@@ -1,8 +1,11 @@
 """Two outcomes, both measured here in fp32:
 
-1. The candidate's attention, run in fp16 by the grading probe on left-padded batches from the probe seed
-   (one of them entirely padding): every output finite, rows that can see at least one key equal
-   to an fp32 reference, rows that see none bounded by the values, gradients finite.
+1. The candidate's attention (the copy of the submitted code the grading entry kept before the job
+   ran), called in fp16 in a fresh interpreter in this container on left-padded batches drawn from
+   the held-out seed (one of them entirely padding): every output finite, rows that can see at least
+   one key equal to an fp32 reference, rows that see none bounded by the values, gradients finite.
+   Nothing the job itself wrote is read for this, so a program that trains in fp32 and leaves a
+   made-up probe behind gains nothing.
 2. The trained classifier (weights only) on fresh sessions from the held-out seed: finite weights,
    held-out accuracy.
 """
@@ -15,15 +18,40 @@ from torch import nn
 VOCAB, MAX_LEN, DIM = 16, 16, 32
 
 
+CANDIDATE_TIMEOUT_S = 45
+
+RUNNER = r"""
+import sys
+
+import torch
+
+code_dir, request_path, answer_path = sys.argv[1:4]
+torch.set_num_threads(1)
+request = torch.load(request_path, weights_only=True)
+sys.path.insert(0, code_dir)
+from attention import masked_attention
+
+q, k, v = (request[name].clone().requires_grad_(True) for name in ("q", "k", "v"))
+mask = request["mask"]
+out = masked_attention(q, k, v, mask)
+(out.float() * request["upstream"] * mask[:, None, :, None]).sum().backward()
+missing = torch.full((1,), float("nan"))
+grads = [t.grad.detach().float() if t.grad is not None else missing for t in (q, k, v)]
+torch.save({"out": out.detach().float(), "grads": grads}, answer_path)
+"""
+
+
 def probe_inputs(seed):
+    """Left-padded batches under a causal mask: rows before the first real token see no key at all."""
     g = torch.Generator().manual_seed(seed)
     batch, heads, seq, dim = 8, 2, 12, 16
     q, k, v = (torch.randn(batch, heads, seq, dim, generator=g).half() for _ in range(3))
     lengths = torch.randint(1, seq + 1, (batch,), generator=g)
-    lengths[0] = 0
-    lengths[1] = seq
+    lengths[0] = 0  # an empty session: every position is padding
+    lengths[1] = seq  # a full one
     mask = torch.arange(seq)[None, :] >= (seq - lengths)[:, None]
-    return q, k, v, mask
+    upstream = torch.randn(batch, heads, seq, dim, generator=g)
+    return q, k, v, mask, upstream
 
 
 def allowed_keys(mask, seq):
@@ -84,15 +112,18 @@ def fresh_sessions(n, seed, min_len):
 
 
 def probe_metrics(ctx):
-    from labs.grader_api import CandidateOutputError
+    from labs.grader_api import CandidateOutputError, run_candidate
 
-    probe = ctx.load("probe.pt")
-    q, k, v, mask = probe_inputs(ctx.probe_seed)  # what the grading probe fed the candidate's attention
-    out = probe.get("out") if isinstance(probe, dict) else None
+    torch.set_num_threads(1)
+    q, k, v, mask, upstream = probe_inputs(ctx.seed + 1)  # held out: never seen by the run
+    request = {"q": q, "k": k, "v": v, "mask": mask, "upstream": upstream}
+    answer = run_candidate(
+        RUNNER, ctx.submitted_code(required="attention.py"), request, what="masked_attention",
+        timeout=CANDIDATE_TIMEOUT_S,
+    )  # fmt: skip
+    out = answer.get("out") if isinstance(answer, dict) else None
     if not torch.is_tensor(out) or out.shape != q.shape:
-        raise CandidateOutputError(
-            "probe.pt has no attention output of the probe's shape (did masked_attention change?)"
-        )
+        raise CandidateOutputError("masked_attention did not return an output of the probe's shape (did it change?)")
     out = out.float()
     reference, sees_key = reference_attention(q, k, v, mask)
     finite = torch.isfinite(out)
@@ -104,12 +135,17 @@ def probe_metrics(ctx):
     bound = v.float().abs().amax(dim=(-2, -1), keepdim=True).expand_as(out)
     blind = ~rows_ok
     blind_ok = bool((finite[blind]).all()) and bool((out.abs()[blind] <= bound[blind] * 1.01 + 1e-3).all())
-    grads = probe.get("grads_finite")
+    grads = answer.get("grads")
+    grads_finite = (
+        isinstance(grads, list)
+        and len(grads) == 3
+        and all(torch.is_tensor(g) and g.shape == q.shape and bool(torch.isfinite(g).all()) for g in grads)
+    )
     return {
         "probe_nonfinite": float((~finite).sum()),
         "probe_max_error": max_error,
         "probe_blind_rows_ok": 1.0 if blind_ok else 0.0,
-        "probe_grads_finite": float(grads) if torch.is_tensor(grads) else 0.0,
+        "probe_grads_finite": 1.0 if grads_finite else 0.0,
     }
 
 

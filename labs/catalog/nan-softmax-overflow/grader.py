@@ -1,8 +1,11 @@
 """Two outcomes, both measured here:
 
-1. The candidate's `ops.cross_entropy`, called by the grading probe on float32 logits from the probe seed
-   (offsets from 0 into the thousands, both signs, as the distillation job passes them), per row and as
-   one batch: every value finite and equal to float64 cross-entropy of the same logits.
+1. The candidate's `ops.cross_entropy` (the copy of the submitted code the grading entry kept before the
+   job ran), called in a fresh interpreter in this container on float32 logits drawn from the held-out
+   seed (offsets from 0 into the thousands, both signs, as the distillation job passes them), per row
+   and as one batch: every value finite and equal to float64 cross-entropy of the same logits. Nothing
+   the job itself wrote is read for this, so a program that trains around the overflow and leaves a
+   made-up probe behind gains nothing.
 2. The trained classifier (weights only) on fresh listings from the held-out seed: finite weights,
    held-out accuracy. A cosine classifier's argmax does not depend on its scale, so none is needed.
 """
@@ -12,6 +15,27 @@ import torch.nn.functional as F
 from torch import nn
 
 FEATURES, HIDDEN, DIM = 32, 128, 64
+CANDIDATE_TIMEOUT_S = 45
+
+RUNNER = r"""
+import sys
+
+import torch
+
+code_dir, request_path, answer_path = sys.argv[1:4]
+torch.set_num_threads(1)
+request = torch.load(request_path, weights_only=True)
+sys.path.insert(0, code_dir)
+from ops import cross_entropy
+
+logits, labels = request["logits"], request["labels"]
+with torch.no_grad():
+    per_row = torch.stack(
+        [torch.as_tensor(cross_entropy(logits[i : i + 1], labels[i : i + 1])).reshape(()) for i in range(len(labels))]
+    )
+    batch = torch.as_tensor(cross_entropy(logits, labels)).reshape(())
+torch.save({"per_row": per_row.detach().double(), "batch": batch.detach().double()}, answer_path)
+"""
 
 
 class CosineClassifier(nn.Module):
@@ -32,6 +56,7 @@ def fresh_listings(n, classes, centers_seed, sample_seed):
 
 
 def probe_inputs(seed):
+    """Rows of float32 logits around offsets from 0 to the thousands, both signs, labels within reach."""
     g = torch.Generator().manual_seed(seed)
     rows, classes = 64, 8
     offsets = torch.zeros(rows, 1, dtype=torch.float32)
@@ -45,12 +70,16 @@ def probe_inputs(seed):
 
 
 def probe_metrics(ctx):
-    from labs.grader_api import CandidateOutputError
+    from labs.grader_api import CandidateOutputError, run_candidate
 
-    probe = ctx.load("probe.pt")
-    per_row = probe.get("per_row") if isinstance(probe, dict) else None
-    batch = probe.get("batch") if isinstance(probe, dict) else None
-    logits, labels = probe_inputs(ctx.probe_seed)  # what the grading probe fed the candidate's cross_entropy
+    torch.set_num_threads(1)
+    logits, labels = probe_inputs(ctx.seed + 1)  # held out: never seen by the run
+    answer = run_candidate(
+        RUNNER, ctx.submitted_code(required="ops.py"), {"logits": logits, "labels": labels},
+        what="cross_entropy", timeout=CANDIDATE_TIMEOUT_S,
+    )  # fmt: skip
+    per_row = answer.get("per_row") if isinstance(answer, dict) else None
+    batch = answer.get("batch") if isinstance(answer, dict) else None
     if (
         not torch.is_tensor(per_row)
         or per_row.shape != labels.shape
@@ -58,7 +87,7 @@ def probe_metrics(ctx):
         or batch.numel() != 1
     ):
         raise CandidateOutputError(
-            "probe.pt has no losses of the probe's shape (did cross_entropy change its signature?)"
+            "cross_entropy did not return losses of the probe's shape (did its signature change?)"
         )
     reference = F.cross_entropy(logits.double(), labels, reduction="none")
     got = torch.cat([per_row.double(), batch.double().reshape(1)])

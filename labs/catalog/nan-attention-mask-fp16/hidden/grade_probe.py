@@ -1,4 +1,10 @@
-"""Grading entry: train with the candidate's code, then probe its attention in fp16 on hidden batches."""
+"""Grading entry: keeps a copy of the submitted code for the grader, then runs the job.
+
+The copy is taken before any of the candidate's code runs. The grader calls the copy's
+masked_attention in a fresh interpreter in its own container, in fp16 on left-padded batches it
+draws from the held-out seed, and checks the outputs against its own fp32 reference: nothing this
+job writes about its attention is evidence.
+"""
 
 import os
 import sys
@@ -9,38 +15,8 @@ PROGRAM_DIR = sys.path[0]
 sys.path[:] = [p for p in sys.path if os.path.realpath(p or ".") != os.path.realpath(PROGRAM_DIR)]
 
 
-import torch
-from faultline_harness.gradedentry import run_program
+from faultline_harness.gradedentry import run_program, snapshot_code
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+snapshot_code(HERE, skip=os.path.basename(__file__))
 run_program(PROGRAM_DIR)
-
-from attention import masked_attention  # noqa: E402  (the candidate's module, after training)
-
-PROBE_SEED = {{ probe_seed }}
-
-
-def probe_inputs(seed):
-    """Left-padded batches under a causal mask: rows before the first real token see no key at all."""
-    g = torch.Generator().manual_seed(seed)
-    batch, heads, seq, dim = 8, 2, 12, 16
-    q, k, v = (torch.randn(batch, heads, seq, dim, generator=g).half() for _ in range(3))
-    lengths = torch.randint(1, seq + 1, (batch,), generator=g)
-    lengths[0] = 0  # an empty session: every position is padding
-    lengths[1] = seq  # a full one
-    mask = torch.arange(seq)[None, :] >= (seq - lengths)[:, None]
-    upstream = torch.randn(batch, heads, seq, dim, generator=g)
-    return q, k, v, mask, upstream
-
-
-q, k, v, mask, upstream = probe_inputs(PROBE_SEED)
-q.requires_grad_(True)
-k.requires_grad_(True)
-v.requires_grad_(True)
-out = masked_attention(q, k, v, mask)
-result = {"out": out.detach().float()}
-# Gradient as in fp16 training: only real positions carry a loss.
-(out.float() * upstream * mask[:, None, :, None]).sum().backward()
-grads = [t.grad for t in (q, k, v)]
-result["grads_finite"] = torch.tensor(float(all(g is not None and bool(torch.isfinite(g).all()) for g in grads)))
-torch.save(result, os.path.join(os.environ.get("FAULTLINE_OUTPUT_DIR", "."), "probe.pt"))
-print("attention probe saved")
