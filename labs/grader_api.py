@@ -101,11 +101,12 @@ class GradeContext:
         return key
 
     def submitted_code(self, required: str = "") -> dict[str, str]:
-        """The candidate's Python files as the grading entry copied them before the job ran
-        (``submitted_code.json``: module file name → source), for ``run_candidate``."""
+        """The candidate's Python files as the run was started with them (``submitted_code.json``: module file
+        name → source), for ``run_candidate``. The platform writes it from its own record of the run, over any
+        file of that name the program left, so nothing the job does changes the code graded."""
         import json
 
-        unreadable = CandidateOutputError("the grading entry's copy of the submitted code is unreadable")
+        unreadable = CandidateOutputError("the copy of the submitted code is unreadable")
         try:
             code = json.loads(self.path("submitted_code.json").read_text(encoding="utf-8"))
         except ValueError:

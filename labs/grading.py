@@ -12,6 +12,7 @@ shown beside them and never counts. A crash of the grader raises, and the run en
 
 from __future__ import annotations
 
+import json
 import math
 import secrets
 import time
@@ -34,6 +35,8 @@ from sandbox.models import Run, RunArtifact
 
 __all__ = ["GraderFault", "grade_run", "gather_outcome", "new_heldout_seed"]
 
+# Where a grader finds the submitted code (labs.grader_api.GradeContext.submitted_code reads this name).
+SUBMITTED_CODE = "submitted_code.json"
 HELDOUT_SEED_BITS = 62  # fits PositiveBigIntegerField, and torch's and numpy's seeders after a small offset
 
 
@@ -87,6 +90,19 @@ def gather_outcome(run: Run, result: RunResult, baseline: dict | None = None) ->
     )  # fmt: skip
 
 
+def submitted_code(files: dict[str, str], spec: dict) -> str:
+    """The program's own Python modules as the run was started with them (the lab's hidden files left out),
+    as JSON for the grader: taken from the platform's record of the run, so nothing the program writes in
+    its output folder (a file of this name included, which this replaces) can change the code graded."""
+    hidden = set(spec.get("hidden") or {})
+    code = {
+        name: text
+        for name, text in sorted(files.items())
+        if name.endswith(".py") and "/" not in name and name[:-3].isidentifier() and name not in hidden
+    }
+    return json.dumps(code)
+
+
 def evaluate_with_grader(
     spec: dict, run: Run, values: dict, heldout_seed: int, seed: int, progress: Callable[[str], None] | None = None
 ) -> tuple[dict, str]:
@@ -97,7 +113,8 @@ def evaluate_with_grader(
     job = GraderJob(
         source=spec["grader_source"], filename=f"labs/catalog/{spec['slug']}/grader.py", params=values,
         seed=heldout_seed, probe_seed=probe_seed(spec["slug"], seed), ranks=run.ranks,
-        artifacts=dict(RunArtifact.objects.filter(run=run).values_list("name", "content")),
+        artifacts=dict(RunArtifact.objects.filter(run=run).values_list("name", "content"))
+        | {SUBMITTED_CODE: submitted_code(run.files, spec).encode()},
         memory_bytes=max(2048, int(resources["memory_mb"])) * 1024**2, cpus=max(1.0, float(resources["cpus"])),
     )  # fmt: skip
     now = int(time.time())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from unittest import mock
 
 import pytest
@@ -11,7 +12,7 @@ from labs.models import Attempt, Lab, LabRun, LabVersion
 from labs.validation import validate_version
 from questions.models import Question
 from sandbox import runner
-from sandbox.models import Run
+from sandbox.models import Run, RunArtifact
 from tests.labs.helpers import EXAMPLE, publish
 
 pytestmark = pytest.mark.django_db
@@ -177,6 +178,36 @@ def test_hidden_files_carry_nothing_of_the_heldout_seed(settings, candidate):
     for lab_run in gradings:
         for derived in (lab_run.heldout_seed, lab_run.heldout_seed + 1, lab_run.heldout_seed % 2**32):
             assert not any(str(derived) in text for text in lab_run.run.files.values())
+
+
+CODE_GRADER = """
+def evaluate(ctx):
+    code = ctx.submitted_code()
+    return {"files": len(code), "train_len": len(code.get("train.py", "")), "forged": float("FORGED" in str(code))}
+"""
+
+
+def test_the_grader_gets_the_code_the_run_started_with_not_a_copy_the_program_left(settings, candidate):
+    from labs.grading import grade_run
+
+    settings.SANDBOX_BACKEND = "process"
+    lab = publish("correctness-missing-eval")  # its graded runs add a hidden entry to the candidate's files
+    spec = lab.current.spec
+    spec["grader_source"] = CODE_GRADER
+    LabVersion.objects.filter(pk=lab.current_id).update(spec=spec)
+    attempt = services.start_attempt(candidate, lab)
+    with mock.patch("sandbox.services.enqueue_run"):
+        lab_run = services.start_run(attempt, fix=True)
+    forged = json.dumps({"train.py": "FORGED", "model.py": "FORGED"}).encode()
+    RunArtifact.objects.create(run_id=lab_run.run_id, name="submitted_code.json", size=len(forged), content=forged)
+    Run.objects.filter(pk=lab_run.run_id).update(status=Run.Status.GRADING)
+    grade_run(lab_run.run_id)
+    lab_run.refresh_from_db()
+    files = lab_run.run.files
+    submitted = [name for name in files if name.endswith(".py") and name not in spec["hidden"]]
+    assert set(spec["hidden"]) and all(name in files for name in spec["hidden"])  # the graded run had them
+    assert lab_run.metrics == {"files": len(submitted), "train_len": len(files["train.py"]), "forged": 0.0}
+    assert len(submitted) < len([name for name in files if name.endswith(".py")])
 
 
 def test_memory_samples_of_an_exiting_rank_are_not_measurements():

@@ -2,8 +2,8 @@
 
 - heldout_r2: the saved forecaster on fresh rows drawn with the held-out seed (``ctx.seed``), which
   no file of the run carries.
-- step_error: the candidate's ``make_optimizer``/``train_step`` (the copy the grading entry took
-  before the job ran) are run here, in a fresh interpreter, on a probe network and batches drawn
+- step_error: the candidate's ``make_optimizer``/``train_step`` (from the code the run was
+  started with, as the platform recorded it) are run here, in a fresh interpreter, on a probe network and batches drawn
   from the held-out seed, with 1, 2 and the job's number of micro-batches. After each of two steps
   every parameter must equal that of one plain SGD step on the whole batch with the job's
   documented settings (lr, momentum 0.9). So an LR that compensates for unscaled gradients, stale

@@ -1,7 +1,7 @@
 """Grades the predict path: every customer must get the score the saved model gives it, however batched.
 
-- reference_error / batch_spread / failed_batchings: the candidate's ``load_model``/``predict`` (the
-  copy the grading entry took before the job ran) are run here, in a fresh interpreter, on customers
+- reference_error / batch_spread / failed_batchings: the candidate's ``load_model``/``predict`` (from
+  the code the run was started with, as the platform recorded it) are run here, in a fresh interpreter, on customers
   drawn from the held-out seed (``ctx.seed``): as one batch, shuffled, in batches of five, one at a
   time and once more. Each score is compared with the grader's own eval-mode inference on the saved
   weights, and the batchings with each other. Nothing the job wrote about its own scores is read, so

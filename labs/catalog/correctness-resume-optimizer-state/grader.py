@@ -4,8 +4,8 @@ uninterrupted one does.
 - uninterrupted_error: the job's saved model against this grader's own uninterrupted run of the same
   variant (same data, initialisation, batches, AdamW and schedule), recomputed here. The grading entry
   reclaims the job's first worker mid-run, so the saved model comes out of a resumed process.
-- restored_state_error / resume_error: the candidate's ``save_checkpoint``/``load_checkpoint`` (the copy
-  the grading entry took before the job ran) run here on a probe network and batches drawn from the
+- restored_state_error / resume_error: the candidate's ``save_checkpoint``/``load_checkpoint`` (from the
+  code the run was started with, as the platform recorded it) run here on a probe network and batches drawn from the
   held-out seed (``ctx.seed``). One fresh interpreter trains it for a number of steps the job never used
   and saves; a second fresh interpreter builds a new network (other initial weights), a new AdamW and
   a new schedule, loads, and trains on. Right after the load, the weights, AdamW's moment estimates and

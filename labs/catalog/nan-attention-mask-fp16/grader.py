@@ -1,7 +1,7 @@
 """Two outcomes, both measured here in fp32:
 
-1. The candidate's attention (the copy of the submitted code the grading entry kept before the job
-   ran), called in fp16 in a fresh interpreter in this container on left-padded batches drawn from
+1. The candidate's attention (in the code the run was started with, which the platform hands the
+   grader), called in fp16 in a fresh interpreter in this container on left-padded batches drawn from
    the held-out seed (one of them entirely padding): every output finite, rows that can see at least
    one key equal to an fp32 reference, rows that see none bounded by the values, gradients finite.
    Nothing the job itself wrote is read for this, so a program that trains in fp32 and leaves a

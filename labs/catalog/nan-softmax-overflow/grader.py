@@ -1,7 +1,7 @@
 """Two outcomes, both measured here:
 
-1. The candidate's `ops.cross_entropy` (the copy of the submitted code the grading entry kept before the
-   job ran), called in a fresh interpreter in this container on float32 logits drawn from the held-out
+1. The candidate's `ops.cross_entropy` (in the code the run was started with, which the platform hands
+   the grader), called in a fresh interpreter in this container on float32 logits drawn from the held-out
    seed (offsets from 0 into the thousands, both signs, as the distillation job passes them), per row
    and as one batch: every value finite and equal to float64 cross-entropy of the same logits. Nothing
    the job itself wrote is read for this, so a program that trains around the overflow and leaves a

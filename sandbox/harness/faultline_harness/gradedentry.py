@@ -1,8 +1,7 @@
 """The pieces a lab's hidden entry is built from, written once.
 
 A graded run starts the lab's hidden entry (``hidden/grade_*.py``) instead of the candidate's program. The
-entry may keep a copy of the submitted code before any of it runs (the grader re-runs that copy on
-held-out probes in its own container), give this rank a secret only it holds, note what the program did
+entry may give this rank a secret only it holds, note what the program did
 (which DataLoader workers served each batch), and then runs the program's entry unchanged. Whatever it
 notes inside the candidate's process is a probe for the grader to check against its own numbers, never a
 pass criterion on its own.
@@ -23,7 +22,6 @@ puts it back for the candidate's own imports.
 
 from __future__ import annotations
 
-import json
 import os
 import runpy
 import sys
@@ -31,26 +29,9 @@ import sys
 from . import rankkeys
 from .guard import keep_memory_private
 
-SNAPSHOT = "submitted_code.json"
-MAX_SOURCE = 1_000_000
-
 
 def output_path(name: str) -> str:
     return os.path.join(os.environ.get("FAULTLINE_OUTPUT_DIR", "."), name)
-
-
-def snapshot_code(folder: str, skip: str) -> dict[str, str]:
-    """Copy every Python file of ``folder`` except ``skip`` (the hidden entry itself) into the output folder
-    as ``submitted_code.json``, before the candidate's code has run and could change it."""
-    code = {}
-    for name in sorted(os.listdir(folder)):
-        path = os.path.join(folder, name)
-        if name.endswith(".py") and name != skip and os.path.isfile(path) and not os.path.islink(path):
-            with open(path, encoding="utf-8", errors="replace") as fh:
-                code[name] = fh.read(MAX_SOURCE)
-    with open(output_path(SNAPSHOT), "w", encoding="utf-8") as fh:
-        json.dump(code, fh)
-    return code
 
 
 def private_key(env_name: str, file: str = "key-rank{rank}.json") -> int:

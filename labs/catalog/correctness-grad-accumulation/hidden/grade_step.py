@@ -1,6 +1,6 @@
-"""Grading entry: keeps a copy of the submitted step function for the grader, then runs the job.
+"""Grading entry: runs the job; the grader tests the submitted step function itself.
 
-The copy is taken before any of the candidate's code runs. The grader runs it in a fresh
+The platform hands the grader the code the run was started with. The grader runs it in a fresh
 interpreter in its own container, on a network and batches drawn from the held-out seed, and
 checks every parameter it returns against its own full-batch steps: nothing this job writes
 about its own steps is evidence.
@@ -15,8 +15,6 @@ PROGRAM_DIR = sys.path[0]
 sys.path[:] = [p for p in sys.path if os.path.realpath(p or ".") != os.path.realpath(PROGRAM_DIR)]
 
 
-from faultline_harness.gradedentry import run_program, snapshot_code
+from faultline_harness.gradedentry import run_program
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-snapshot_code(HERE, skip=os.path.basename(__file__))
 run_program(PROGRAM_DIR)

@@ -1,6 +1,6 @@
-"""Grading entry: keeps a copy of the submitted code for the grader, then supervises the job itself.
+"""Grading entry: supervises the job itself; the grader tests the submitted checkpoint functions.
 
-The copy is taken before any of the candidate's code runs; the grader runs its checkpoint functions
+The platform hands the grader the code the run was started with; the grader runs its checkpoint functions
 in fresh interpreters of its own, on a network and batches drawn from the held-out seed. The job is
 run here, not through main.py: the first worker (a process forked from this one, which runs none of
 the candidate's code) is reclaimed at step {{ resume_step }} + {{ lost_steps }}, and a second one must
@@ -19,9 +19,8 @@ import multiprocessing
 import signal
 
 import torch._dynamo  # noqa: F401 - AdamW imports it on first use: once here, not in every worker
-from faultline_harness.gradedentry import run_program, snapshot_code
+from faultline_harness.gradedentry import run_program
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 RECLAIM_AT_STEP = {{ resume_step }} + {{ lost_steps }}
 
 
@@ -40,8 +39,7 @@ def attempt(reclaim_at):
 
 
 if __name__ == "__main__":
-    snapshot_code(HERE, skip=os.path.basename(__file__))
-
+    
     print("--- attempt 1: starting a worker", flush=True)
     first = attempt(RECLAIM_AT_STEP)
     if first != -signal.SIGKILL:

@@ -1,6 +1,6 @@
-"""Grading entry: keeps a copy of the submitted code for the grader, then runs the job.
+"""Grading entry: runs the job; the grader tests the submitted attention itself.
 
-The copy is taken before any of the candidate's code runs. The grader calls the copy's
+The platform hands the grader the code the run was started with. The grader calls its
 masked_attention in a fresh interpreter in its own container, in fp16 on left-padded batches it
 draws from the held-out seed, and checks the outputs against its own fp32 reference: nothing this
 job writes about its attention is evidence.
@@ -15,8 +15,6 @@ PROGRAM_DIR = sys.path[0]
 sys.path[:] = [p for p in sys.path if os.path.realpath(p or ".") != os.path.realpath(PROGRAM_DIR)]
 
 
-from faultline_harness.gradedentry import run_program, snapshot_code
+from faultline_harness.gradedentry import run_program
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-snapshot_code(HERE, skip=os.path.basename(__file__))
 run_program(PROGRAM_DIR)
