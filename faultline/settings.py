@@ -222,6 +222,10 @@ SANDBOX_MAX_ACTIVE_PER_USER = env_int("SANDBOX_MAX_ACTIVE_PER_USER", 1, minimum=
 SANDBOX_MAX_QUEUED_PER_USER = env_int("SANDBOX_MAX_QUEUED_PER_USER", 1, minimum=1, maximum=64)
 # GPUs this worker may hand to lab runs (one run per GPU); 0 = CPU-only worker.
 SANDBOX_GPUS = env_int("SANDBOX_GPUS", 0, minimum=0, maximum=64)
+# Host memory a run gets on top of its lab's limit while it holds a GPU: the CUDA runtime and the
+# kernels PyTorch loads take 1-2 GB of the process's own memory, which is the platform's cost, not
+# the program's (measured with scripts/gpu-check.sh).
+SANDBOX_GPU_HOST_MEMORY_MB = env_int("SANDBOX_GPU_HOST_MEMORY_MB", 3072, minimum=0, maximum=65536)
 # Warm, single-use lab containers (torch already imported) that each worker process keeps ready for
 # runs without / with a GPU; 0 disables. See sandbox/backends/warm_pool.py.
 SANDBOX_WARM_POOL_CPU = env_int("SANDBOX_WARM_POOL_CPU", 1, minimum=0, maximum=16)

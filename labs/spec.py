@@ -256,7 +256,7 @@ class _Parser:
         spec = LabSpec(
             slug=slug, family=family, difficulty=difficulty,
             title=self.bilingual("title"), briefing=self.bilingual("briefing"),
-            questions=self.string_list("questions"), resources=self.parse_resources(), entry=entry,
+            questions=self.string_list("questions"), resources=self.parse_resources(program), entry=entry,
             params=params, checks=checks, hints=self.parse_hints(), diagnosis=self.parse_diagnosis(),
             tools=self.parse_tools(), static_flags=self.parse_static_flags(), bad_fix_notes=bad_fix_notes,
             program=program, solution=solution, bad_fixes=bad_fixes, hidden=hidden,
@@ -328,7 +328,7 @@ class _Parser:
             self.fail(key, "must be a list of strings")
         return value
 
-    def parse_resources(self) -> dict:
+    def parse_resources(self, program: dict[str, str]) -> dict:
         raw = self.meta.get("resources") or {}
         if not isinstance(raw, dict):
             self.fail("resources", "must be a mapping")
@@ -347,6 +347,14 @@ class _Parser:
         resources["cpus"] = float(cpus)
         if resources["gpu"] not in GPU_MODES:
             self.fail("resources.gpu", f"one of {', '.join(GPU_MODES)}, got {resources['gpu']!r}")
+        # A run of such a lab holds one of its worker's GPUs for its whole length: a program that never
+        # asks for CUDA would keep it from another run and show the candidate a GPU doing nothing.
+        if resources["gpu"] != "none" and not any("cuda" in text for text in program.values()):
+            self.fail(
+                "resources.gpu",
+                f"{resources['gpu']!r} needs a program that uses CUDA when it is there, and no file under "
+                "program/ mentions cuda: use gpu: none",
+            )
         return resources
 
     def parse_params(self) -> list[Param]:

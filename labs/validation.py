@@ -66,7 +66,7 @@ def run_variant(version: LabVersion, seed: int, variant: str, owner=None) -> Lab
             owner=owner, files=program_for(version, seed, overlay, hidden=True), entry=spec["grade_entry"],
             ranks=resources["ranks"], timeout_seconds=resources["timeout_seconds"],
             memory_mb=resources["memory_mb"], cpus=resources["cpus"],
-            gpu="none" if resources["gpu"] == "optional" else resources["gpu"], purpose="validate", enqueue=False,
+            gpu=resources["gpu"], purpose="validate", enqueue=False,
             env=services_env(spec, variant_values(spec, seed), graded=True),
         )  # fmt: skip
         lab_run = LabRun.objects.create(run=run, version=version, kind=LabRun.Kind.VALIDATE, seed=seed, variant=variant)

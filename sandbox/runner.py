@@ -205,7 +205,7 @@ def _number(value) -> float:
 def limits_for(run: Run, gpu_index: int | None = None) -> ExecutionLimits:
     return ExecutionLimits(
         timeout_seconds=run.timeout_seconds,
-        memory_bytes=run.memory_mb * 1024 * 1024,
+        memory_bytes=(run.memory_mb + (settings.SANDBOX_GPU_HOST_MEMORY_MB if gpu_index is not None else 0)) * 2**20,
         cpus=run.cpus,
         gpu=gpu_index is not None,
         gpu_index=gpu_index,

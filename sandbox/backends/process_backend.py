@@ -53,6 +53,9 @@ class ProcessSandbox(Sandbox):
         env.update({k: str(v) for k, v in self.program.env.items()})
         env["PYTHONUNBUFFERED"] = "1"
         limits = self.limits
+        # A run sees the one GPU it holds, or none: without this every run on this machine would use every
+        # GPU, whatever the worker's slots gave it (Docker gets the same from its device request).
+        env["CUDA_VISIBLE_DEVICES"] = str(limits.gpu_index) if limits.gpu and limits.gpu_index is not None else ""
 
         def set_limits() -> None:
             resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_size_bytes, limits.file_size_bytes))

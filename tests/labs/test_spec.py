@@ -49,6 +49,8 @@ def edit_yaml(folder: Path, old: str, new: str) -> None:
         ('op: ">=", value: 400', 'op: ">="', "checks[3] (steps)", "option 'value' is required"),
         ("correct: unnormalised-inputs", "correct: gremlins", "diagnosis.correct", "must be one of"),
         ("timeout_seconds: 60", "timeout_seconds: 6000", "resources.timeout_seconds", "5–600"),
+        # A GPU lab whose program never asks for CUDA would hold a GPU that does nothing.
+        ("gpu: none", "gpu: optional", "resources.gpu", "no file under program/ mentions cuda"),
         ("  zh: 回归模型的损失几秒内变成 NaN\n", "", "title.zh", "missing or empty"),
     ],
 )

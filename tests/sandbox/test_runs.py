@@ -82,6 +82,25 @@ def test_one_run_per_gpu_and_optional_gpu_labs_fall_back_to_cpu(settings):
     assert runner.limits_for(make_run(gpu=Run.Gpu.OPTIONAL), 0).gpu_index == 0
 
 
+def test_a_process_run_sees_only_the_gpu_it_holds(settings):
+    """On the process backend a run without a GPU slot sees no GPU, and one with a slot sees that GPU only;
+    a run holding a GPU gets the CUDA runtime's host memory on top of its own limit."""
+    from tests.sandbox.helpers import log_of
+
+    settings.SANDBOX_BACKEND = "process"
+    settings.SANDBOX_GPUS = 1
+    settings.SANDBOX_GPU_HOST_MEMORY_MB = 2048
+    program = {"main.py": "import os\nprint('visible=[' + os.environ['CUDA_VISIBLE_DEVICES'] + ']')\n"}
+    without = Run.objects.create(files=program, gpu=Run.Gpu.NONE)
+    assert runner.execute_run(without.pk) == "passed"
+    assert "visible=[]" in log_of(without)
+    holding = Run.objects.create(files=program, gpu=Run.Gpu.OPTIONAL)
+    assert runner.execute_run(holding.pk) == "passed"
+    assert "visible=[0]" in log_of(holding)
+    assert runner.limits_for(holding, 0).memory_bytes == (holding.memory_mb + 2048) * 2**20
+    assert runner.limits_for(holding, None).memory_bytes == holding.memory_mb * 2**20
+
+
 @pytest.mark.parametrize(
     "files,message",
     [

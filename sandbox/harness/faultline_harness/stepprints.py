@@ -41,7 +41,8 @@ class StepFingerprints:
         with torch.no_grad():
             for group in optimizer.param_groups:
                 for p in group["params"]:
-                    flat = p.detach().reshape(-1).double()
+                    # The directions live on the CPU; so does the record, whichever device trains.
+                    flat = p.detach().reshape(-1).double().cpu()
                     values.append(flat.sum().reshape(1))
                     values.append(flat @ self.direction(flat.numel()))
         self.rows.append(torch.cat(values))

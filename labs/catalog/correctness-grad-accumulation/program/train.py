@@ -16,7 +16,10 @@ torch.set_num_threads(1)  # a tiny network: extra intra-op threads only add over
 torch.manual_seed({{ init_seed }})
 x, y = make_data(8192, seed={{ data_seed }}, draw_seed=1)
 x_val, y_val = make_data(2048, seed={{ data_seed }}, draw_seed=2)
-model = make_model()
+# On a worker with a GPU the job trains there; the batch order is drawn on the CPU either way.
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+x, y, x_val, y_val = (t.to(device) for t in (x, y, x_val, y_val))
+model = make_model().to(device)
 optimizer = make_optimizer(model)
 order = torch.Generator().manual_seed({{ init_seed }})
 

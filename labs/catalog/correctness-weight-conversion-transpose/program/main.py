@@ -12,10 +12,13 @@ torch.manual_seed(0)
 model = Projector(D_IN, D_MODEL, D_OUT, N_BLOCKS)
 convert(load_checkpoint(), model)
 model.eval()
+# Parity is checked where the service runs the projector: on the GPU when this worker has one.
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model.to(device)
 
 x, want = golden_pairs()
 with torch.no_grad():
-    got = model(torch.from_numpy(x))
+    got = model(torch.from_numpy(x).to(device)).cpu()
 err = (got - torch.from_numpy(want)).abs().max().item()
 cos = torch.nn.functional.cosine_similarity(got, torch.from_numpy(want), dim=1).mean().item()
 report.metric("parity_max_abs_err", err)
