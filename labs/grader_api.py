@@ -121,6 +121,19 @@ class GradeContext:
         return code
 
 
+# What every probe runner starts with: torch on one thread, the request loaded as weights only, and the
+# candidate's folder first on the search path (torch is imported before it, so no file there replaces it).
+RUNNER_PROLOGUE = """import sys
+
+import torch
+
+code_dir, request_path, answer_path, *extra_args = sys.argv[1:]
+torch.set_num_threads(1)
+request = torch.load(request_path, weights_only=True)
+sys.path.insert(0, code_dir)
+"""
+
+
 def run_candidate(
     runner: str,
     code: dict[str, str],
@@ -135,9 +148,10 @@ def run_candidate(
     """Run the Python source ``runner`` on the candidate's ``code`` in a fresh interpreter; its answer,
     loaded as weights only.
 
-    The runner is started as ``runner code_dir request_path answer_path *args``: ``code_dir`` holds the
-    candidate's files, ``request_path`` the ``torch.save``d ``request``, and it must ``torch.save`` its
-    answer to ``answer_path``. Calls sharing a ``folder`` (distinct ``tag``s) see each other's files, as
+    The runner is started as ``runner code_dir request_path answer_path *args`` after ``RUNNER_PROLOGUE``,
+    which leaves it ``code_dir`` (the candidate's files, first on ``sys.path``), ``request`` (the
+    ``request`` given here), ``extra_args`` (``args``) and ``answer_path``, where it must ``torch.save``
+    its answer. Calls sharing a ``folder`` (distinct ``tag``s) see each other's files, as
     one worker's disk would.
 
     Running candidate code inside the grader is acceptable: the grader's container has no network, a
@@ -161,7 +175,7 @@ def run_candidate(
         os.path.join(folder, f"{n}{suffix}") for n in ("runner.py", "request.pt", "answer.pt")
     )
     with open(runner_path, "w", encoding="utf-8") as fh:
-        fh.write(runner)
+        fh.write(RUNNER_PROLOGUE + runner)
     torch.save(request, request_path)
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": folder, "OMP_NUM_THREADS": "1", "LANG": "C.UTF-8"}
     child = subprocess.Popen(

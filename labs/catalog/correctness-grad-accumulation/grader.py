@@ -26,14 +26,6 @@ PROBE_STEPS = 2
 CANDIDATE_TIMEOUT_S = 45
 
 RUNNER = r"""
-import sys
-
-import torch
-
-code_dir, request_path, answer_path = sys.argv[1:4]
-torch.set_num_threads(1)
-request = torch.load(request_path, weights_only=True)
-sys.path.insert(0, code_dir)
 import step
 
 answer = {}

@@ -25,14 +25,6 @@ SIZES = {"one_batch": CUSTOMERS, "shuffled": CUSTOMERS, "batches_of_5": CUSTOMER
          "one_at_a_time": ONE_AT_A_TIME, "again": CUSTOMERS}  # fmt: skip
 
 RUNNER = r"""
-import sys
-
-import torch
-
-code_dir, request_path, answer_path = sys.argv[1:4]
-torch.set_num_threads(1)
-request = torch.load(request_path, weights_only=True)
-sys.path.insert(0, code_dir)
 x, perm, model_path = request["x"], request["perm"], request["model_path"]
 views, errors = {}, []
 

@@ -97,17 +97,10 @@ def optimizer_view(net, optimizer, scheduler):
 '''
 
 RUNNER = r"""
-import sys
-
-import torch
-
-code_dir, request_path, answer_path, phase, checkpoint_path = sys.argv[1:6]
-torch.set_num_threads(1)
-request = torch.load(request_path, weights_only=True)
+phase, checkpoint_path = extra_args
 """ + SHARED + r"""
 net = make_probe(request["init"])
 optimizer, scheduler = make_training(net, request["config"])
-sys.path.insert(0, code_dir)
 import checkpoint
 
 if phase == "save":

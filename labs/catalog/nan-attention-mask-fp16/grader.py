@@ -21,14 +21,6 @@ VOCAB, MAX_LEN, DIM = 16, 16, 32
 CANDIDATE_TIMEOUT_S = 45
 
 RUNNER = r"""
-import sys
-
-import torch
-
-code_dir, request_path, answer_path = sys.argv[1:4]
-torch.set_num_threads(1)
-request = torch.load(request_path, weights_only=True)
-sys.path.insert(0, code_dir)
 from attention import masked_attention
 
 q, k, v = (request[name].clone().requires_grad_(True) for name in ("q", "k", "v"))

@@ -18,14 +18,6 @@ FEATURES, HIDDEN, DIM = 32, 128, 64
 CANDIDATE_TIMEOUT_S = 45
 
 RUNNER = r"""
-import sys
-
-import torch
-
-code_dir, request_path, answer_path = sys.argv[1:4]
-torch.set_num_threads(1)
-request = torch.load(request_path, weights_only=True)
-sys.path.insert(0, code_dir)
 from ops import cross_entropy
 
 logits, labels = request["logits"], request["labels"]
