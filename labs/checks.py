@@ -191,65 +191,69 @@ class Metric(CheckType):
         return CheckResult(name, type_name, passed, _fmt(value), threshold, margin=margin(value, op, target))
 
 
-class MemorySlope(CheckType):
-    """Growth of the memory sampled outside the ranks after warm-up.
+class MemoryGrowth(CheckType):
+    """How far the memory sampled outside the ranks rose after warm-up, in MiB.
 
-    Two rates, and the larger one is judged. The least-squares slope catches steady growth. The *peak rate*,
-    (highest sample − level at warm-up) ÷ (time from warm-up to the last sample), catches memory that grew and
-    was released before the end: a cache cleared just before exit fits a flat or negative line, but its peak
-    still stands. Dividing by the whole window, not by the time to the peak, keeps an early spike of a
-    healthy program from reading as a fast leak."""
+    ``growth = highest sample after warm-up − level at warm-up`` (the level: the median of the first three
+    samples past it). Two choices close whole classes of cover-up:
 
-    required = {"max_mib_per_s": "number"}
-    optional = {"warmup_s": "number", "min_samples": "number"}
+    - an *amount*, not a rate. A leak grows by what each step keeps (a graph per validation pass, a tensor
+      per batch), so a program that sleeps between steps keeps the same memory, only later; a MiB/s limit
+      let it through, an MiB limit does not. A healthy program's memory levels off, and no wait raises it.
+    - the *highest* sample, not the last or a fitted line: a cache freed just before exit still peaked.
+
+    Warm-up is counted in CPU seconds the ranks (under Docker, the whole container) used since the first
+    sample, not in wall seconds: on a loaded machine importing torch and building the data takes longer by
+    the clock but not by the CPU, so warm-up ends at the same point of the program's work however busy the
+    worker is. Sleeping does not advance that clock and burning CPU only ends warm-up sooner, so neither
+    moves more of a leak into it. Where a run has no CPU samples, the wall clock stands in (said in the detail).
+    """
+
+    required = {"max_growth_mib": "number"}
+    optional = {"warmup_cpu_s": "number", "min_samples": "number"}
     source = gettext_noop("memory sampled outside the ranks")
 
     def evaluate(self, name, type_name, options, outcome):
-        limit = float(options["max_mib_per_s"])
-        warmup = float(options.get("warmup_s", 3))
+        limit = float(options["max_growth_mib"])
+        warmup = float(options.get("warmup_cpu_s", 3))
         need = int(options.get("min_samples", 6))
         memory = outcome.result.memory
-        threshold = text(gettext_noop("≤ %(rate)s MiB/s after %(warmup)s s"), rate=_fmt(limit), warmup=_fmt(warmup))
+        threshold = text(
+            gettext_noop("≤ %(growth)s MiB after %(warmup)s CPU s"), growth=_fmt(limit), warmup=_fmt(warmup)
+        )
         if not memory:
             return CheckResult(name, type_name, False, text(gettext_noop("no samples")), threshold)
-        start = memory[0][0] + warmup
-        points = [(t, b / MIB) for t, b in memory if t >= start]
+        start = warmup_end(outcome.result, warmup)
+        points = [b / MIB for t, b in memory if start is not None and t >= start]
         if len(points) < need:
             return CheckResult(
                 name, type_name, False, text(gettext_noop("%(count)s samples"), count=len(points)), threshold,
                 text(gettext_noop("the program must run at least %(need)s samples past warm-up to measure its memory"),
                      need=need),
             )  # fmt: skip
-        slope = least_squares_slope(points)
-        peak = peak_rate(points)
-        rate = max(slope, peak)
+        level = sorted(points[:3])[len(points[:3]) // 2]
+        peak = max(points)
+        growth = max(0.0, peak - level)
         detail = text(
-            gettext_noop("fitted slope %(slope)s MiB/s, peak rate %(peak)s MiB/s over %(count)s samples"),
-            slope=_fmt(slope), peak=_fmt(peak), count=len(points),
+            gettext_noop("from %(level)s MiB after %(warmup)s CPU s to a peak of %(peak)s MiB over %(count)s samples")
+            if outcome.result.cpu else
+            gettext_noop("from %(level)s MiB after %(warmup)s s by the wall clock (the run had no CPU samples) to a "
+                         "peak of %(peak)s MiB over %(count)s samples"),
+            level=_fmt(level), warmup=_fmt(warmup), peak=_fmt(peak), count=len(points),
         )  # fmt: skip
-        measured = text(gettext_noop("%(rate)s MiB/s"), rate=_fmt(rate))
+        measured = text(gettext_noop("%(growth)s MiB"), growth=_fmt(growth))
         return CheckResult(
-            name, type_name, rate <= limit, measured, threshold, detail, margin=margin(rate, "<=", limit)
+            name, type_name, growth <= limit, measured, threshold, detail, margin=margin(growth, "<=", limit)
         )
 
 
-def peak_rate(points: list[tuple[float, float]]) -> float:
-    """(highest value − level at the start) ÷ the whole window; the level is the median of the first 3 samples."""
-    first = sorted(v for _, v in points[:3])[len(points[:3]) // 2]
-    window = points[-1][0] - points[0][0]
-    if window <= 0:
-        return 0.0
-    return max(0.0, (max(v for _, v in points) - first) / window)
-
-
-def least_squares_slope(points: list[tuple[float, float]]) -> float:
-    n = len(points)
-    mean_t = sum(t for t, _ in points) / n
-    mean_v = sum(v for _, v in points) / n
-    var = sum((t - mean_t) ** 2 for t, _ in points)
-    if var == 0:
-        return 0.0
-    return sum((t - mean_t) * (v - mean_v) for t, v in points) / var
+def warmup_end(result: RunResult, cpu_seconds: float) -> float | None:
+    """When the run had used ``cpu_seconds`` of CPU since its first sample (None: never); without CPU
+    samples, that many seconds after the first memory sample."""
+    if not result.cpu:
+        return result.memory[0][0] + cpu_seconds
+    first = result.cpu[0][1]
+    return next((t for t, used in result.cpu if used - first >= cpu_seconds), None)
 
 
 class Speedup(CheckType):
@@ -366,7 +370,7 @@ CHECK_TYPES: dict[str, CheckType] = {
     "finished_in_time": FinishedInTime(),
     "ranks_exit_zero": RanksExitZero(),
     "metric": Metric(),
-    "memory_slope": MemorySlope(),
+    "memory_growth": MemoryGrowth(),
     "speedup": Speedup(),
     "loss_finite": LossFinite(),
     "counter": Counter(),

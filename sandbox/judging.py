@@ -25,9 +25,12 @@ class RunResult:
     oom_killed: bool  # from the container runtime
     cancelled: bool
     duration: float | None  # seconds, from the launcher's end event (else the worker's clock)
-    # (t, bytes) sampled outside the ranks: the container's anonymous + shared (tmpfs, /dev/shm) memory
-    # under Docker; the ranks' process trees summed under the local process backend.
+    # (t, bytes) sampled outside the ranks: the container's anonymous + shared (tmpfs, /dev/shm) memory less
+    # the launcher's own under Docker; the ranks' process trees summed under the local process backend.
     memory: list[tuple[float, int]] = field(default_factory=list)
+    # (t, CPU seconds used so far) from the same place as ``memory``: a clock of the work done that sleeping
+    # does not advance, so a memory check's warm-up cannot be stretched over the run by a slow program.
+    cpu: list[tuple[float, float]] = field(default_factory=list)
     memory_source: str = ""  # "container" | "process-tree"
     peak_memory_bytes: int | None = None
     output_full: bool = False  # the output folder ran out of space

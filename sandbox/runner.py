@@ -73,7 +73,10 @@ class StreamState:
     rank_exits: dict[str, int | None] = field(default_factory=dict)
     container_memory: list[tuple[float, int]] = field(default_factory=list)
     tree_memory: list[tuple[float, int]] = field(default_factory=list)
+    container_cpu: list[tuple[float, float]] = field(default_factory=list)
+    tree_cpu: list[tuple[float, float]] = field(default_factory=list)
     _latest_tree: dict[int, int] = field(default_factory=dict)
+    _latest_cpu: dict[int, float] = field(default_factory=dict)
     # The rank's own post-mortem captures: kept apart from the event stream (and its cap) because they
     # become tool output, not chart points.
     postmortems: list[dict] = field(default_factory=list)
@@ -125,9 +128,11 @@ class StreamState:
             code = data.get("exit_code")
             self.rank_exits[str(data["rank"])] = code if isinstance(code, int) else None
         elif kind == protocol.CONTAINER_MEMORY:
-            size = _int(data.get("anon_bytes")) + _int(data.get("shmem_bytes"))
+            size = _int(data.get("anon_bytes")) + _int(data.get("shmem_bytes")) - _int(data.get("launcher_anon_bytes"))
             if size > 0:
                 self.container_memory.append((t, size))
+            if _is_number(data.get("cpu_seconds")):
+                self.container_cpu.append((t, float(data["cpu_seconds"])))
         elif kind == protocol.MEMORY and isinstance(data.get("rank"), int):
             size = _int(data.get("pss_bytes")) or _int(data.get("rss_bytes"))
             self.peak_rss = max(self.peak_rss, _int(data.get("rss_bytes")))
@@ -135,6 +140,11 @@ class StreamState:
             if size > 0:
                 self._latest_tree[data["rank"]] = size
                 self.tree_memory.append((t, sum(self._latest_tree.values())))
+            if _is_number(data.get("cpu_seconds")):
+                # A tree's time only grows; a sample that reads less lost a child nobody reaped yet.
+                rank = data["rank"]
+                self._latest_cpu[rank] = max(self._latest_cpu.get(rank, 0.0), float(data["cpu_seconds"]))
+                self.tree_cpu.append((t, sum(self._latest_cpu.values())))
 
     def result(self, execution, watcher: _Watcher) -> RunResult:
         """The run as measured outside the program: the launcher's end event, the runtime, the worker."""
@@ -143,9 +153,9 @@ class StreamState:
         exit_codes = dict(codes) if isinstance(codes, dict) else dict(self.rank_exits)
         duration = end.get("duration")
         if self.container_memory:
-            memory, source = self.container_memory, "container"
+            memory, cpu, source = self.container_memory, self.container_cpu, "container"
         else:
-            memory, source = self.tree_memory, "process-tree"
+            memory, cpu, source = self.tree_memory, self.tree_cpu, "process-tree"
         peak = _int(end.get("peak_container_bytes")) or self.peak_rss or None
         return RunResult(
             exit_code=execution.exit_code,
@@ -155,6 +165,7 @@ class StreamState:
             cancelled=watcher.cancelled,
             duration=float(duration) if _is_number(duration) else round(execution.duration, 3),
             memory=list(memory),
+            cpu=list(cpu),
             memory_source=source if memory else "",
             peak_memory_bytes=peak,
             output_full=end.get("output_full") is True,

@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 from django.conf import settings
 
-from labs.grader_api import GradeContext
+from labs.grader_api import CandidateOutputError, GradeContext
 
 PARAMS = {"data_seed": 4242, "width": 256}
 
@@ -45,8 +45,9 @@ def grade(grader, tmp_path: Path, nets, history, model=None) -> dict:
     with torch.no_grad():
         probs = final(x_val).softmax(-1)
     torch.save({"val_loss": torch.tensor(history), "val_probs": probs}, tmp_path / "val.pt")
-    snapshots = [[p.detach().clone() for p in net.parameters()] for net in nets]
-    torch.save({"snapshots": snapshots}, tmp_path / "epochs-rank0.pt")
+    for epoch, net in enumerate(nets, start=1):
+        weights = [p.detach().clone() for p in net.parameters()]
+        torch.save({"epoch": epoch, "weights": weights}, tmp_path / f"epoch{epoch}-rank0.pt")
     return grader.evaluate(GradeContext(artifacts=tmp_path, params=PARAMS, seed=7, ranks=1))
 
 
@@ -75,3 +76,19 @@ def test_notes_of_another_training_than_the_saved_model_do_not(grader, tmp_path)
     # The notes end one epoch early: the saved model is not the weights they describe last.
     metrics = grade(grader, tmp_path, [*nets[:-1], nets[-2]], history[:-1] + [history[-2]], model=nets[-1])
     assert metrics["val_loss_rel_error"] == float("inf")
+
+
+def test_a_history_with_an_epoch_record_missing_does_not(grader, tmp_path):
+    nets = epochs_of(grader)
+    grade(grader, tmp_path, nets, [val_loss(grader, net) for net in nets])
+    (tmp_path / "epoch3-rank0.pt").unlink()
+    metrics = grader.evaluate(GradeContext(artifacts=tmp_path, params=PARAMS, seed=7, ranks=1))
+    assert metrics["val_loss_rel_error"] == float("inf")
+
+
+def test_an_epoch_record_under_another_epochs_name_is_refused(grader, tmp_path):
+    nets = epochs_of(grader)
+    grade(grader, tmp_path, nets, [val_loss(grader, net) for net in nets])
+    (tmp_path / "epoch2-rank0.pt").write_bytes((tmp_path / "epoch1-rank0.pt").read_bytes())
+    with pytest.raises(CandidateOutputError, match="epoch2-rank0.pt is not the record"):
+        grader.evaluate(GradeContext(artifacts=tmp_path, params=PARAMS, seed=7, ranks=1))

@@ -11,7 +11,14 @@ from labs.checks import CHECK_TYPES, REPORTED_BY_PROGRAM, Outcome, Reported, run
 from labs.render import render_check
 from sandbox.judging import RunResult
 
-MEASURED = {"exit_codes", "timed_out", "oom_killed", "duration", "memory", "cancelled", "service_counts"}
+MEASURED = {"exit_codes", "timed_out", "oom_killed", "duration", "memory", "cpu", "cancelled", "service_counts"}
+MIB = 2**20
+
+
+def samples(levels_mib, every=0.5, cpu_per_s=1.0):
+    """Memory samples every ``every`` s at the given levels, and a CPU clock that runs ``cpu_per_s`` as fast."""
+    memory = [(i * every, level * MIB) for i, level in enumerate(levels_mib)]
+    return {"memory": memory, "cpu": [(t, 100 + t * cpu_per_s) for t, _ in memory]}
 
 
 def outcome(losses=None, counters=None, **fields) -> Outcome:
@@ -66,13 +73,46 @@ def test_metric_threshold_from_a_parameter():
     assert not result.passed and result.threshold == "steps >= 50"
 
 
-def test_memory_slope_separates_a_leak_from_a_flat_line():
-    flat = [(t * 0.5, 500e6 + (t % 2) * 1e5) for t in range(40)]
-    leak = [(t * 0.5, 500e6 + t * 0.5 * 20 * 2**20) for t in range(40)]
-    assert check("memory_slope", outcome(memory=flat), max_mib_per_s=2).passed
-    result = check("memory_slope", outcome(memory=leak), max_mib_per_s=2)
-    assert not result.passed and result.measured.startswith("20")
-    assert not check("memory_slope", outcome(memory=flat[:5]), max_mib_per_s=2).passed
+def test_memory_growth_separates_a_leak_from_a_flat_line():
+    flat = samples([500 + (i % 2) * 0.1 for i in range(40)])
+    leak = samples([500 + i * 10 for i in range(40)])  # 10 MiB more every sample
+    assert check("memory_growth", outcome(**flat), max_growth_mib=16).passed
+    result = check("memory_growth", outcome(**leak), max_growth_mib=16)
+    assert not result.passed and result.measured == "320 MiB"  # from the level at 3 CPU s (sample 6) to the last
+    few = samples([500] * 8)
+    assert not check("memory_growth", outcome(**few), max_growth_mib=16).passed  # 2 samples past warm-up
+
+
+def test_a_leak_slowed_down_by_sleeping_is_the_same_leak():
+    """The same 8 steps of 40 MiB, once in 8 s and once with the program asleep 5 s after each: a rate
+    halves and halves again, the amount kept does not."""
+    brisk = samples([300] * 8 + [300 + 40 * (i // 2 + 1) for i in range(16)] + [620] * 4)
+    sleepy = [300] * 8 + [level for step in range(1, 9) for level in [300 + 40 * step] * 12]
+    sleepy_memory = [(i * 0.5, level * MIB) for i, level in enumerate(sleepy)]
+    # Asleep, the CPU clock stands still: it runs only in the first half second of each step.
+    sleepy_cpu = [(t, 100 + min(t, 4) + 0.5 * sum(1 for k in range(8) if 4 + k * 6 <= t)) for t, _ in sleepy_memory]
+    for memory in (brisk, {"memory": sleepy_memory, "cpu": sleepy_cpu}):
+        result = check("memory_growth", outcome(**memory), max_growth_mib=32, warmup_cpu_s=3)
+        assert not result.passed and result.measured == "320 MiB", result
+
+
+def test_warm_up_is_counted_in_cpu_seconds_so_a_loaded_machine_does_not_stretch_it():
+    """Start-up (importing, building data) takes 3 CPU s. On a busy worker the program gets a third of a CPU,
+    so by the wall clock the climb lasts 9 s: a wall-clock warm-up of 3 s would take the climb for a leak."""
+    climb = [min(300, 10 + i * 300 / 18) for i in range(18)]  # 9 s to reach the steady level
+    loaded = samples(climb + [300] * 30, cpu_per_s=1 / 3)
+    result = check("memory_growth", outcome(**loaded), max_growth_mib=16, warmup_cpu_s=3)
+    assert result.passed and "after 3 CPU s" in result.detail, result
+    wall = dict(loaded, cpu=[])  # the same run without CPU samples falls back to the wall clock, and says so
+    result = check("memory_growth", outcome(**wall), max_growth_mib=16, warmup_cpu_s=3)
+    assert not result.passed and "the run had no CPU samples" in result.detail
+
+
+def test_burning_cpu_ends_warm_up_sooner_never_later():
+    """A program that spins before it leaks reaches the warm-up's CPU seconds early: the leak is all measured."""
+    leak = samples([300] * 4 + [300 + 20 * i for i in range(1, 30)], cpu_per_s=4)  # four busy threads
+    result = check("memory_growth", outcome(**leak), max_growth_mib=32, warmup_cpu_s=3)
+    assert not result.passed and float(result.measured.split()[0]) >= 560
 
 
 def test_speedup_against_the_validated_baseline():
@@ -94,11 +134,11 @@ def test_counter_is_shown_as_reported_by_the_program(value, passed):
 def test_only_loss_finite_and_counter_read_what_the_program_reported():
     """A forged report (huge counters, tidy losses) changes display checks only; every other type reads
     measurements, so the same forged reports leave its verdict exactly as it was."""
-    honest = outcome(memory=[(t * 0.5, 1e8 + t * 3e7) for t in range(30)], metrics={"r2": 0.1})
+    honest = outcome(**samples([100 + 30 * i for i in range(30)]), metrics={"r2": 0.1})
     forged = dataclasses.replace(honest, reported=Reported(losses=[0.1] * 10_000, counters={"optimizer_steps": 1e9}))
     options = {
         "finished_in_time": {}, "ranks_exit_zero": {}, "metric": {"metric": "r2", "op": ">=", "value": 0.9},
-        "memory_slope": {"max_mib_per_s": 2}, "speedup": {"min_ratio": 2}, "loss_finite": {"min_reports": 400},
+        "memory_growth": {"max_growth_mib": 16}, "speedup": {"min_ratio": 2}, "loss_finite": {"min_reports": 400},
         "counter": {"counter": "optimizer_steps", "op": ">=", "value": 400},
         "store_reads": {"count": "records", "op": ">=", "value": 2048},
         "service_count": {"service": "checkpoint_store", "count": "min_rank_loads", "op": ">=", "value": 1},
@@ -155,19 +195,11 @@ def test_gate_is_carried_only_by_checks_that_count():
 
 
 def test_memory_freed_just_before_exit_still_reads_as_the_leak_it_was():
-    # 22 MiB/s for 18 s, then everything released in the last samples: a fitted line alone comes out low.
-    grow = [(t * 0.5, 500e6 + t * 0.5 * 22 * 2**20) for t in range(36)]
-    freed = grow + [(18.5, 500e6), (19.0, 500e6), (19.5, 500e6), (20.0, 500e6), (20.5, 500e6)]
-    result = check("memory_slope", outcome(memory=freed), max_mib_per_s=2, warmup_s=0)
-    assert not result.passed and "peak rate" in result.detail
-    assert float(result.measured.split()[0]) > 15
-
-
-def test_an_early_spike_of_a_flat_program_is_not_a_leak():
-    flat = [(t * 0.5, 500e6) for t in range(40)]
-    spiky = [(t, v + (40 * 2**20 if t == 1.0 else 0)) for t, v in flat]  # one 40 MiB blip, then flat for 18 s
-    result = check("memory_slope", outcome(memory=spiky), max_mib_per_s=3, warmup_s=0)
-    assert result.passed, result
+    # 11 MiB a sample for 18 s, then everything released in the last samples: the last level is back at the start.
+    freed = samples([500 + i * 11 for i in range(36)] + [500] * 5)
+    result = check("memory_growth", outcome(**freed), max_growth_mib=32, warmup_cpu_s=0)
+    assert not result.passed and "to a peak of" in result.detail
+    assert float(result.measured.split()[0]) > 300
 
 
 def test_check_texts_are_stored_in_english_and_shown_in_the_readers_language():
@@ -181,13 +213,13 @@ def test_check_texts_are_stored_in_english_and_shown_in_the_readers_language():
         check("finished_in_time", outcome(duration=12.5), max_seconds=20),
         check("finished_in_time", outcome(timed_out=True)),
         check("ranks_exit_zero", outcome(oom_killed=True, exit_codes={"0": 137, "1": 0})),
-        check("memory_slope", outcome(memory=[(t, (100 + t) * 1048576) for t in range(20)]), max_mib_per_s=0.5),
+        check("memory_growth", outcome(**samples([100 + i for i in range(20)])), max_growth_mib=0.5),
         check("speedup", outcome(duration=5.0, baseline={"duration": 20.0}), min_ratio=2),
         check("metric", outcome(), metric="heldout_r2", op=">=", value=0.8),
     ]
     stored = json.loads(json.dumps([r.as_dict() for r in results]))  # as a LabRun keeps them
     assert stored[0]["measured"] == "12.5 s" and stored[0]["threshold"] == "≤ 20 s"
-    assert stored[3]["threshold"] == "≤ 0.5 MiB/s after 3 s"
+    assert stored[3]["threshold"] == "≤ 0.5 MiB after 3 CPU s"
     with translation.override("en"):
         assert [localized(c)["threshold"] for c in stored] == [c["threshold"] for c in stored]
     with translation.override("zh-hans"):
@@ -195,7 +227,8 @@ def test_check_texts_are_stored_in_english_and_shown_in_the_readers_language():
     assert shown[0]["measured"] == "12.5 秒" and shown[0]["threshold"] == "≤ 20 秒"
     assert shown[1]["measured"] == "到截止时间被终止"
     assert shown[2]["measured"].endswith("（内存不足）") and shown[2]["threshold"] == "每个 rank 都以 0 退出"
-    assert shown[3]["threshold"] == "预热 3 秒后 ≤ 0.5 MiB/s" and "拟合斜率" in shown[3]["detail"]
+    assert shown[3]["threshold"] == "预热 3 CPU 秒后增长 ≤ 0.5 MiB" and "峰值" in shown[3]["detail"]
+    assert "3 CPU 秒之后" in shown[3]["detail"]
     assert shown[4]["threshold"] == "比故障程序快 2 倍及以上" and "故障程序基线 20 秒" in shown[4]["detail"]
     assert shown[5]["measured"] == "未测得" and shown[5]["threshold"] == "heldout_r2 >= 0.8"
     # A result stored before texts were kept is shown as it was stored.
@@ -224,8 +257,8 @@ def test_margin_is_the_distance_from_the_threshold_on_the_passing_side(type_, fi
         assert (result.margin >= 0) is result.passed or result.margin == 0
 
 
-def test_memory_margin_reads_the_judged_rate_against_the_limit():
-    flat = [(t * 0.5, 500e6) for t in range(40)]
-    leak = [(t * 0.5, 500e6 + t * 0.5 * 20 * 2**20) for t in range(40)]
-    assert check("memory_slope", outcome(memory=flat), max_mib_per_s=2).margin == pytest.approx(1.0)
-    assert check("memory_slope", outcome(memory=leak), max_mib_per_s=2).margin == pytest.approx(-9.0, rel=0.01)
+def test_memory_margin_reads_the_growth_against_the_limit():
+    flat = samples([500] * 40)
+    leak = samples([500 + i * 5 for i in range(40)])  # 160 MiB from the level at warm-up to the last sample
+    assert check("memory_growth", outcome(**flat), max_growth_mib=16).margin == pytest.approx(1.0)
+    assert check("memory_growth", outcome(**leak), max_growth_mib=16).margin == pytest.approx(-9.0, rel=0.01)

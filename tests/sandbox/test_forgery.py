@@ -150,6 +150,28 @@ def test_memory_hidden_in_tmpfs_files_is_measured(settings, monkeypatch):
     assert max(sizes) - min(sizes) > 120 * MIB, [s // MIB for s in sizes]
 
 
+def test_the_cpu_clock_counts_work_and_stands_still_while_the_program_sleeps(settings, monkeypatch):
+    """A memory check's warm-up is counted on this clock (the container's cgroup), so sleeping cannot stretch it."""
+    code = """
+    import time
+    end = time.process_time() + 1.5
+    while time.process_time() < end:
+        pass
+    time.sleep(3)
+    """
+    run, result = run_captured(settings, code, monkeypatch, timeout_seconds=30)
+    assert result is not None and result.memory_source == "container"
+    assert len(result.cpu) >= 6
+    times = [t for t, _ in result.cpu]
+    used = [seconds for _, seconds in result.cpu]
+    assert used == sorted(used)
+    # 1.5 s of work (plus the launcher's own bookkeeping) over at least 4.5 s by the clock.
+    assert 1.3 <= used[-1] - used[0] <= 2.5, used
+    assert times[-1] - times[0] >= 4.0
+    asleep = [seconds for t, seconds in result.cpu if t >= times[-1] - 2.0]
+    assert asleep[-1] - asleep[0] < 0.3, result.cpu
+
+
 def test_a_full_output_folder_is_reported_and_the_first_files_kept(settings, monkeypatch):
     code = """
     import os

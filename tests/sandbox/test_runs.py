@@ -13,6 +13,7 @@ from sandbox.reaper import reap
 pytestmark = pytest.mark.django_db
 
 PROGRAM = {"main.py": "print('hello')\n"}
+MIB = 1024 * 1024
 
 
 def make_run(**fields) -> Run:
@@ -241,3 +242,20 @@ def test_store_counts_come_from_the_launchers_end_event_only():
     without = runner.StreamState(run_id=run.pk)
     without.add_line('@@fl {"kind":"end","t":1.0,"exit_code":0,"exit_codes":{"0":0},"duration":1.0}')
     assert without.result(execution, watcher).service_counts == {}
+
+
+def test_memory_judged_leaves_out_the_launchers_own_and_cpu_comes_from_the_same_samples():
+    run = make_run()
+    state = runner.StreamState(run_id=run.pk)
+    for t, anon, launcher, cpu in ((0.5, 300, 20, 4.0), (1.0, 360, 80, 4.6)):
+        state.add_line(
+            f'@@fl {{"kind":"container_memory","t":{t},"anon_bytes":{anon * MIB},"shmem_bytes":{8 * MIB},'
+            f'"usage_bytes":{anon * MIB},"cpu_seconds":{cpu},"launcher_anon_bytes":{launcher * MIB}}}'
+        )
+    # A rank cannot add to either series: its lines arrive prefixed, as text.
+    state.add_line('[r0] @@fl {"kind":"container_memory","t":1.2,"anon_bytes":1,"cpu_seconds":999}')
+    execution = mock.Mock(exit_code=0, oom_killed=False, duration=1.0, artifacts_skipped=[])
+    result = state.result(execution, mock.Mock(timed_out=False, cancelled=False))
+    # The launcher's records for the ranks grew 60 MiB; the program's memory did not.
+    assert result.memory == [(0.5, 288 * MIB), (1.0, 288 * MIB)]
+    assert result.cpu == [(0.5, 4.0), (1.0, 4.6)] and result.memory_source == "container"

@@ -4,7 +4,7 @@ The validation split is rebuilt from the variant's data seed: the job must repor
 validation loss for every epoch, and probabilities for every validation row that agree
 with the saved model. Every epoch's reported loss is compared with the loss of the weights
 the job held at the end of that epoch, which the graded run's hidden entry noted from its
-optimizer-step hook (epochs-rank0.pt): a history made up after the fact, such as one
+optimizer-step hook (epoch1-rank0.pt, epoch2-rank0.pt, ...): a history made up after the fact, such as one
 validation at the end copied into every epoch, does not match them, and the last epoch's
 weights must be the saved model's. Held-out accuracy is measured on fresh accounts from the
 hidden seed.
@@ -50,13 +50,21 @@ def _net(width):
 
 
 def _epoch_weights(ctx, net):
-    record = ctx.load("epochs-rank0.pt")
-    snapshots = record.get("snapshots") if isinstance(record, dict) else None
+    """The weights at the end of each epoch, one sealed record per epoch, up to the first one missing."""
     shapes = [p.shape for p in net.parameters()]
-    if not isinstance(snapshots, list) or len(snapshots) > 8 or not all(
-        isinstance(w, list) and [getattr(t, "shape", None) for t in w] == shapes for w in snapshots
-    ):
-        raise CandidateOutputError("epochs-rank0.pt is not the record the graded run writes: was it overwritten?")
+    snapshots = []
+    for epoch in range(1, 9):
+        name = f"epoch{epoch}-rank0.pt"
+        try:
+            record = ctx.load(name)
+        except CandidateOutputError:
+            if (ctx.artifacts / name).exists():
+                raise
+            break
+        weights = record.get("weights") if isinstance(record, dict) and record.get("epoch") == epoch else None
+        if not isinstance(weights, list) or [getattr(t, "shape", None) for t in weights] != shapes:
+            raise CandidateOutputError(f"{name} is not the record the graded run writes: was it overwritten?")
+        snapshots.append(weights)
     return snapshots
 
 

@@ -74,7 +74,8 @@ class Monitors:
                 continue
             rss_total = pss_total = count = 0
             pss_known = True
-            for pid in procfs.process_tree(rank.pid, stats):
+            tree = procfs.process_tree(rank.pid, stats)
+            for pid in tree:
                 usage = procfs.memory_of(pid)
                 if usage is None:
                     continue  # exited between the scan and the read
@@ -94,6 +95,7 @@ class Monitors:
                 rss_bytes=rss_total,
                 pss_bytes=pss_total if pss_known else None,
                 processes=count,
+                cpu_seconds=round(procfs.cpu_seconds(tree, stats), 3),
             )
         self.sample_container()
 
@@ -109,6 +111,10 @@ class Monitors:
             anon_bytes=sample.anon_bytes,
             shmem_bytes=sample.shmem_bytes,
             usage_bytes=sample.usage_bytes,
+            cpu_seconds=sample.cpu_seconds,
+            # The launcher's own share of the container's anonymous memory: the records it keeps for the
+            # ranks and its buffers are the platform's, and a leak check subtracts them.
+            launcher_anon_bytes=procfs.anon_bytes(),
         )
 
     def _heartbeat_loop(self) -> None:

@@ -14,6 +14,10 @@ class ProcStat:
     pgrp: int
     session: int
     start_ticks: int
+    # utime + stime of the process and of the children it has waited for, in clock ticks: summed over a
+    # process tree, every CPU second the tree spent is counted once (a reaped child's time moved to its
+    # parent), whether the tree is alive or sleeping.
+    cpu_ticks: int = 0
 
 
 def read_stat(pid: int) -> ProcStat | None:
@@ -35,9 +39,30 @@ def read_stat(pid: int) -> ProcStat | None:
             pgrp=int(fields[2]),
             session=int(fields[3]),
             start_ticks=int(fields[19]),
+            cpu_ticks=sum(int(fields[i]) for i in range(11, 15)),
         )
     except (IndexError, ValueError):
         return None
+
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def cpu_seconds(pids: list[int], stats: dict[int, ProcStat]) -> float:
+    """CPU time the given processes (and the children they reaped) have used, in seconds."""
+    return sum(stats[pid].cpu_ticks for pid in pids if pid in stats) / CLOCK_TICKS
+
+
+def anon_bytes(pid: int | str = "self") -> int:
+    """Anonymous memory resident for one process (``RssAnon``), 0 when it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as fh:
+            for line in fh:
+                if line.startswith(b"RssAnon:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
 
 
 def all_stats() -> dict[int, ProcStat]:

@@ -4,8 +4,9 @@ train.py unchanged.
 The grader computes each epoch's validation loss from these weights itself and compares it with the
 loss the job reported for that epoch, so a history made up after the fact (one validation at the end
 copied into every epoch) does not match. An epoch is 256 optimizer steps (65,536 rows in batches of
-256, as the ticket keeps them). Each snapshot is handed to the launcher as soon as it is taken
-(faultline_harness.sealedrecords), so a program that leaves without returning still leaves them.
+256, as the ticket keeps them). Each snapshot is handed to the launcher as soon as it is taken, as a
+record of its own (epoch1-rank0.pt, epoch2-rank0.pt, ...: faultline_harness.sealedrecords), so a program
+that leaves without returning still leaves the ones taken so far, and no epoch writes an earlier one again.
 """
 
 import os
@@ -25,7 +26,6 @@ from torch.optim.optimizer import register_optimizer_step_post_hook
 
 STEPS_PER_EPOCH = 256
 EPOCHS = 8
-RECORD = "epochs-rank0.pt"
 
 
 class EpochWeights:
@@ -33,18 +33,18 @@ class EpochWeights:
 
     def __init__(self) -> None:
         self.steps: dict[int, int] = {}
-        self.snapshots: list[list[torch.Tensor]] = []
+        self.taken = 0
 
     def __call__(self, optimizer, args, kwargs) -> None:
         count = self.steps.get(id(optimizer), 0) + 1
         self.steps[id(optimizer)] = count
-        if count % STEPS_PER_EPOCH or len(self.snapshots) >= EPOCHS:
+        if count % STEPS_PER_EPOCH or self.taken >= EPOCHS:
             return
-        params = [p.detach().float().clone() for group in optimizer.param_groups for p in group["params"]]
-        self.snapshots.append(params)
+        self.taken += 1
+        weights = [p.detach().float().cpu() for group in optimizer.param_groups for p in group["params"]]
         buffer = io.BytesIO()
-        torch.save({"snapshots": self.snapshots}, buffer)
-        seal_or_write(RECORD, buffer.getvalue())
+        torch.save({"epoch": self.taken, "weights": weights}, buffer)
+        seal_or_write(f"epoch{self.taken}-rank0.pt", buffer.getvalue())
 
 
 if __name__ == "__main__":
