@@ -1,5 +1,6 @@
 """Nightly retrain of the churn-risk classifier: 8 epochs, a full validation pass after each."""
 
+import ctypes
 import os
 
 import torch
@@ -12,6 +13,9 @@ EPOCHS = 8
 BATCH = 256
 VAL_BATCH = {{ val_batch }}
 
+# Same allocator setting as the training fleet (MALLOC_MMAP_THRESHOLD_=65536): buffers of 64 KiB
+# and more are mmapped and go back to the OS when freed, so RSS follows the live tensors.
+ctypes.CDLL("libc.so.6").mallopt(-3, 65536)  # -3 = M_MMAP_THRESHOLD
 torch.set_num_threads(1)
 torch.manual_seed({{ data_seed }})
 x_train, y_train = make_split("train", seed={{ data_seed }}, n=65536)
