@@ -194,13 +194,15 @@ class Metric(CheckType):
 class MemoryGrowth(CheckType):
     """How far the memory sampled outside the ranks rose after warm-up, in MiB.
 
-    ``growth = highest sample after warm-up − level at warm-up`` (the level: the median of the first three
+    ``growth = highest level held after warm-up − level at warm-up`` (the level: the median of the first three
     samples past it). Two choices close whole classes of cover-up:
 
     - an *amount*, not a rate. A leak grows by what each step keeps (a graph per validation pass, a tensor
       per batch), so a program that sleeps between steps keeps the same memory, only later; a MiB/s limit
       let it through, an MiB limit does not. A healthy program's memory levels off, and no wait raises it.
-    - the *highest* sample, not the last or a fitted line: a cache freed just before exit still peaked.
+    - the *highest* level, not the last or a fitted line: a cache freed just before exit still peaked. The
+      level must hold for ``SUSTAIN`` samples in a row (1-1.5 s): the allocator's transients (a buffer kept for
+      a moment after it was freed) come and go within that, a leak stays until it is freed.
 
     Warm-up is counted in CPU seconds the ranks (under Docker, the whole container) used since the first
     sample, not in wall seconds: on a loaded machine importing torch and building the data takes longer by
@@ -232,7 +234,7 @@ class MemoryGrowth(CheckType):
                      need=need),
             )  # fmt: skip
         level = sorted(points[:3])[len(points[:3]) // 2]
-        peak = max(points)
+        peak = sustained_peak(points)
         growth = max(0.0, peak - level)
         detail = text(
             gettext_noop("from %(level)s MiB after %(warmup)s CPU s to a peak of %(peak)s MiB over %(count)s samples")
@@ -245,6 +247,16 @@ class MemoryGrowth(CheckType):
         return CheckResult(
             name, type_name, growth <= limit, measured, threshold, detail, margin=margin(growth, "<=", limit)
         )
+
+
+SUSTAIN = 3
+
+
+def sustained_peak(points: list[float]) -> float:
+    """The highest level the samples held for ``SUSTAIN`` samples in a row (the highest sample if fewer)."""
+    if len(points) < SUSTAIN:
+        return max(points)
+    return max(min(points[i : i + SUSTAIN]) for i in range(len(points) - SUSTAIN + 1))
 
 
 def warmup_end(result: RunResult, cpu_seconds: float) -> float | None:

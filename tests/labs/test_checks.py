@@ -78,7 +78,8 @@ def test_memory_growth_separates_a_leak_from_a_flat_line():
     leak = samples([500 + i * 10 for i in range(40)])  # 10 MiB more every sample
     assert check("memory_growth", outcome(**flat), max_growth_mib=16).passed
     result = check("memory_growth", outcome(**leak), max_growth_mib=16)
-    assert not result.passed and result.measured == "320 MiB"  # from the level at 3 CPU s (sample 6) to the last
+    # From the level at 3 CPU s (sample 6) to the highest level held three samples in a row.
+    assert not result.passed and result.measured == "300 MiB"
     few = samples([500] * 8)
     assert not check("memory_growth", outcome(**few), max_growth_mib=16).passed  # 2 samples past warm-up
 
@@ -112,7 +113,7 @@ def test_burning_cpu_ends_warm_up_sooner_never_later():
     """A program that spins before it leaks reaches the warm-up's CPU seconds early: the leak is all measured."""
     leak = samples([300] * 4 + [300 + 20 * i for i in range(1, 30)], cpu_per_s=4)  # four busy threads
     result = check("memory_growth", outcome(**leak), max_growth_mib=32, warmup_cpu_s=3)
-    assert not result.passed and float(result.measured.split()[0]) >= 560
+    assert not result.passed and float(result.measured.split()[0]) >= 520
 
 
 def test_speedup_against_the_validated_baseline():
@@ -202,6 +203,17 @@ def test_memory_freed_just_before_exit_still_reads_as_the_leak_it_was():
     assert float(result.measured.split()[0]) > 300
 
 
+def test_a_moment_of_allocator_slack_is_not_growth_but_a_held_level_is():
+    """glibc may keep a freed buffer for a sample or two before it gives it back: that comes and goes. A level
+    held for three samples in a row is memory the program keeps, and counts."""
+    flat = [240.0] * 30
+    blip = samples(flat[:12] + [300, 300] + flat[14:])
+    assert check("memory_growth", outcome(**blip), max_growth_mib=12).passed
+    held = samples(flat[:12] + [300, 300, 300] + flat[15:])
+    result = check("memory_growth", outcome(**held), max_growth_mib=12)
+    assert not result.passed and result.measured == "60 MiB"
+
+
 def test_check_texts_are_stored_in_english_and_shown_in_the_readers_language():
     import json
 
@@ -259,6 +271,6 @@ def test_margin_is_the_distance_from_the_threshold_on_the_passing_side(type_, fi
 
 def test_memory_margin_reads_the_growth_against_the_limit():
     flat = samples([500] * 40)
-    leak = samples([500 + i * 5 for i in range(40)])  # 160 MiB from the level at warm-up to the last sample
-    assert check("memory_growth", outcome(**flat), max_growth_mib=16).margin == pytest.approx(1.0)
-    assert check("memory_growth", outcome(**leak), max_growth_mib=16).margin == pytest.approx(-9.0, rel=0.01)
+    leak = samples([500 + i * 5 for i in range(40)])  # 150 MiB from the level at warm-up to the held peak
+    assert check("memory_growth", outcome(**flat), max_growth_mib=15).margin == pytest.approx(1.0)
+    assert check("memory_growth", outcome(**leak), max_growth_mib=15).margin == pytest.approx(-9.0, rel=0.01)
