@@ -9,27 +9,15 @@ the ``Run`` row and the launcher's own event kinds, never from anything a rank s
 from __future__ import annotations
 
 from labs.checks import Reported
-from sandbox.judging import RunResult
+from sandbox.judging import RunResult, TreeSamples
 from sandbox.models import Run, RunEvent
 
 
 def recorded_result(run: Run) -> RunResult:
-    memory: list[tuple[float, int]] = []
-    cpu: list[tuple[float, float]] = []
-    latest_by_rank: dict[int, int] = {}
-    cpu_by_rank: dict[int, float] = {}
+    tree = TreeSamples()
     samples = RunEvent.objects.filter(run=run, kind="memory").order_by("seq")
     for rank, t, data in samples.values_list("rank", "t", "data").iterator():
-        size = data.get("pss_bytes") or data.get("rss_bytes")
-        # A rank caught while exiting reads as 0 bytes: not a measurement, and one such sample at the end
-        # would flatten a leak's slope.
-        if isinstance(size, (int, float)) and not isinstance(size, bool) and size > 0:
-            latest_by_rank[rank] = int(size)
-            memory.append((t, sum(latest_by_rank.values())))
-        used = data.get("cpu_seconds")
-        if isinstance(used, (int, float)) and not isinstance(used, bool):
-            cpu_by_rank[rank] = max(cpu_by_rank.get(rank, 0.0), float(used))
-            cpu.append((t, sum(cpu_by_rank.values())))
+        tree.add(rank, t, data)
     end = RunEvent.objects.filter(run=run, kind="end", rank=None).order_by("-seq").first()
     duration = end.data.get("duration") if end else None
     if not isinstance(duration, (int, float)) or isinstance(duration, bool):
@@ -37,7 +25,7 @@ def recorded_result(run: Run) -> RunResult:
     return RunResult(
         exit_code=run.exit_code, exit_codes={str(k): v for k, v in (run.exit_codes or {}).items()},
         timed_out=run.timed_out, oom_killed=run.oom_killed, cancelled=run.status == Run.Status.CANCELLED,
-        duration=float(duration) if duration is not None else None, memory=memory, cpu=cpu, output_full=False,
+        duration=float(duration) if duration is not None else None, memory=tree.memory, cpu=tree.cpu, output_full=False,
         artifacts_skipped=[], service_counts=_service_counts(end.data.get("services") if end else None),
     )  # fmt: skip
 

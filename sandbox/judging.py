@@ -42,6 +42,35 @@ class RunResult:
     service_counts: dict[str, dict[str, int]] = field(default_factory=dict)
 
 
+class TreeSamples:
+    """The ranks' process trees as the launcher's ``memory`` events sample them, summed over ranks: each
+    rank's latest reading stands until its next. Built while a run streams (the runner) and again from the
+    stored events (labs' fallback when a judge is called without a result), by this one piece of code."""
+
+    def __init__(self) -> None:
+        self.memory: list[tuple[float, int]] = []
+        self.cpu: list[tuple[float, float]] = []
+        self._bytes: dict[int, int] = {}
+        self._cpu: dict[int, float] = {}
+
+    def add(self, rank: int, t: float, data: dict) -> None:
+        size = _count(data.get("pss_bytes")) or _count(data.get("rss_bytes"))
+        # A rank caught while exiting reads as 0 bytes: not a measurement, and one such sample at the end
+        # would flatten a leak.
+        if size > 0:
+            self._bytes[rank] = size
+            self.memory.append((t, sum(self._bytes.values())))
+        used = data.get("cpu_seconds")
+        if isinstance(used, (int, float)) and not isinstance(used, bool):
+            # A tree's time only grows; a sample that reads less lost a child nobody reaped yet.
+            self._cpu[rank] = max(self._cpu.get(rank, 0.0), float(used))
+            self.cpu.append((t, sum(self._cpu.values())))
+
+
+def _count(value) -> int:
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+
+
 Judge = Callable[[int, RunResult], bool]
 _judges: dict[str, Judge] = {}
 

@@ -27,7 +27,7 @@ from sandbox.backends import ExecutionLimits, ProgramSpec, SandboxError, open_sa
 from sandbox.gpuslots import claim_gpu
 from sandbox.harness.faultline_harness import protocol
 from sandbox.instance import INSTANCE_LABEL, instance_id
-from sandbox.judging import RunResult, judge_for
+from sandbox.judging import RunResult, TreeSamples, judge_for
 from sandbox.memtrim import release_free_memory
 from sandbox.models import Run, RunArtifact, RunDiagnostic, RunEvent, RunLogChunk
 from sandbox.selection import choose_backend
@@ -72,11 +72,8 @@ class StreamState:
     end: dict | None = None
     rank_exits: dict[str, int | None] = field(default_factory=dict)
     container_memory: list[tuple[float, int]] = field(default_factory=list)
-    tree_memory: list[tuple[float, int]] = field(default_factory=list)
     container_cpu: list[tuple[float, float]] = field(default_factory=list)
-    tree_cpu: list[tuple[float, float]] = field(default_factory=list)
-    _latest_tree: dict[int, int] = field(default_factory=dict)
-    _latest_cpu: dict[int, float] = field(default_factory=dict)
+    tree: TreeSamples = field(default_factory=TreeSamples)
     # The rank's own post-mortem captures: kept apart from the event stream (and its cap) because they
     # become tool output, not chart points.
     postmortems: list[dict] = field(default_factory=list)
@@ -134,17 +131,8 @@ class StreamState:
             if _is_number(data.get("cpu_seconds")):
                 self.container_cpu.append((t, float(data["cpu_seconds"])))
         elif kind == protocol.MEMORY and isinstance(data.get("rank"), int):
-            size = _int(data.get("pss_bytes")) or _int(data.get("rss_bytes"))
             self.peak_rss = max(self.peak_rss, _int(data.get("rss_bytes")))
-            # A rank caught while exiting reads as 0 bytes: not a measurement.
-            if size > 0:
-                self._latest_tree[data["rank"]] = size
-                self.tree_memory.append((t, sum(self._latest_tree.values())))
-            if _is_number(data.get("cpu_seconds")):
-                # A tree's time only grows; a sample that reads less lost a child nobody reaped yet.
-                rank = data["rank"]
-                self._latest_cpu[rank] = max(self._latest_cpu.get(rank, 0.0), float(data["cpu_seconds"]))
-                self.tree_cpu.append((t, sum(self._latest_cpu.values())))
+            self.tree.add(data["rank"], t, data)
 
     def result(self, execution, watcher: _Watcher) -> RunResult:
         """The run as measured outside the program: the launcher's end event, the runtime, the worker."""
@@ -155,7 +143,7 @@ class StreamState:
         if self.container_memory:
             memory, cpu, source = self.container_memory, self.container_cpu, "container"
         else:
-            memory, cpu, source = self.tree_memory, self.tree_cpu, "process-tree"
+            memory, cpu, source = self.tree.memory, self.tree.cpu, "process-tree"
         peak = _int(end.get("peak_container_bytes")) or self.peak_rss or None
         return RunResult(
             exit_code=execution.exit_code,
