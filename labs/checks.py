@@ -44,6 +44,8 @@ class Outcome:
     metrics: dict[str, float] = field(default_factory=dict)  # from the grader's own container
     grader_error: str = ""
     baseline: dict = field(default_factory=dict)  # measured on the faulty program when the lab was validated
+    # Per memory check: the reference fix's held level on this seed, in MiB (labs.reference).
+    reference_memory: dict[str, float] = field(default_factory=dict)
     reported: Reported = field(default_factory=Reported)  # display only
 
 
@@ -192,10 +194,10 @@ class Metric(CheckType):
 
 
 class MemoryGrowth(CheckType):
-    """How far the memory sampled outside the ranks rose after warm-up, in MiB.
+    """How far the memory sampled outside the ranks rose after warm-up, in MiB, and how high it stayed.
 
     ``growth = highest level held after warm-up − level at warm-up`` (the level: the median of the first three
-    samples past it). Two choices close whole classes of cover-up:
+    samples past it). Three choices close whole classes of cover-up:
 
     - an *amount*, not a rate. A leak grows by what each step keeps (a graph per validation pass, a tensor
       per batch), so a program that sleeps between steps keeps the same memory, only later; a MiB/s limit
@@ -203,6 +205,11 @@ class MemoryGrowth(CheckType):
     - the *highest* level, not the last or a fitted line: a cache freed just before exit still peaked. The
       level must hold for ``SUSTAIN`` samples in a row (1-1.5 s): the allocator's transients (a buffer kept for
       a moment after it was freed) come and go within that, a leak stays until it is freed.
+    - a *ceiling* from the reference fix on the same seed: the highest held level may exceed the reference's
+      by at most ``max_over_reference_mib``. Growth alone is blind to memory reserved before warm-up and
+      given back as the leak grows (a leak of 50 MiB an epoch hidden behind eight 60 MiB buffers, one freed
+      per epoch, looks flat); the reference holds only what the program needs, so such a reserve shows as a
+      level far above it. ``labs.reference`` measures the reference fix once per seed and keeps it.
 
     Warm-up is counted in CPU seconds the ranks (under Docker, the whole container) used since the first
     sample, not in wall seconds: on a loaded machine importing torch and building the data takes longer by
@@ -212,21 +219,29 @@ class MemoryGrowth(CheckType):
     """
 
     required = {"max_growth_mib": "number"}
-    optional = {"warmup_cpu_s": "number", "min_samples": "number"}
-    source = gettext_noop("memory sampled outside the ranks")
+    optional = {"warmup_cpu_s": "number", "min_samples": "number", "max_over_reference_mib": "number"}
+    source = gettext_noop("memory sampled outside the ranks, against the reference fix's on the same seed")
+    DEFAULT_WARMUP_CPU_S = 3
+    DEFAULT_OVER_REFERENCE_MIB = 32
 
     def evaluate(self, name, type_name, options, outcome):
         limit = float(options["max_growth_mib"])
-        warmup = float(options.get("warmup_cpu_s", 3))
+        warmup = float(options.get("warmup_cpu_s", self.DEFAULT_WARMUP_CPU_S))
         need = int(options.get("min_samples", 6))
-        memory = outcome.result.memory
+        over = float(options.get("max_over_reference_mib", self.DEFAULT_OVER_REFERENCE_MIB))
+        reference = outcome.reference_memory.get(name)
+        ceiling = None if reference is None else reference + over
         threshold = text(
-            gettext_noop("≤ %(growth)s MiB after %(warmup)s CPU s"), growth=_fmt(limit), warmup=_fmt(warmup)
-        )
-        if not memory:
+            gettext_noop("≤ %(growth)s MiB after %(warmup)s CPU s (no reference level on this seed)"),
+            growth=_fmt(limit), warmup=_fmt(warmup),
+        ) if ceiling is None else text(
+            gettext_noop("≤ %(growth)s MiB after %(warmup)s CPU s, held ≤ %(ceiling)s MiB (the reference fix's "
+                         "%(reference)s + %(over)s)"),
+            growth=_fmt(limit), warmup=_fmt(warmup), ceiling=_fmt(ceiling), reference=_fmt(reference), over=_fmt(over),
+        )  # fmt: skip
+        if not outcome.result.memory:
             return CheckResult(name, type_name, False, text(gettext_noop("no samples")), threshold)
-        start = warmup_end(outcome.result, warmup)
-        points = [b / MIB for t, b in memory if start is not None and t >= start]
+        points = post_warmup_mib(outcome.result, warmup)
         if len(points) < need:
             return CheckResult(
                 name, type_name, False, text(gettext_noop("%(count)s samples"), count=len(points)), threshold,
@@ -243,10 +258,30 @@ class MemoryGrowth(CheckType):
                          "peak of %(peak)s MiB over %(count)s samples"),
             level=_fmt(level), warmup=_fmt(warmup), peak=_fmt(peak), count=len(points),
         )  # fmt: skip
+        passed, margins = growth <= limit, [margin(growth, "<=", limit)]
         measured = text(gettext_noop("%(growth)s MiB"), growth=_fmt(growth))
-        return CheckResult(
-            name, type_name, growth <= limit, measured, threshold, detail, margin=margin(growth, "<=", limit)
-        )
+        if ceiling is not None:
+            margins.append(margin(peak, "<=", ceiling))
+            if peak > ceiling:
+                passed = False
+                measured = text(
+                    gettext_noop("held %(peak)s MiB, %(above)s MiB above the reference fix"),
+                    peak=_fmt(peak), above=_fmt(peak - reference),
+                )  # fmt: skip
+        known = [m for m in margins if m is not None]
+        return CheckResult(name, type_name, passed, measured, threshold, detail, margin=min(known) if known else None)
+
+
+def post_warmup_mib(result: RunResult, warmup_cpu_s: float) -> list[float]:
+    """The memory samples (MiB) from the end of warm-up on: what a memory check judges."""
+    start = warmup_end(result, warmup_cpu_s)
+    return [] if start is None else [b / MIB for t, b in result.memory if t >= start]
+
+
+def held_level(result: RunResult, warmup_cpu_s: float) -> float | None:
+    """The highest level the memory held after warm-up (None without samples past it)."""
+    points = post_warmup_mib(result, warmup_cpu_s) if result.memory else []
+    return sustained_peak(points) if points else None
 
 
 SUSTAIN = 3

@@ -25,7 +25,8 @@ from labs.checks import Outcome, run_checks
 from labs.flag_scan import static_flags
 from labs.grader_sandbox import GraderFault, GraderJob, run_grader
 from labs.models import LabRun
-from labs.progress import CHECK, GRADER_EVALUATING, GRADER_STARTING, MEASUREMENTS, record_stage
+from labs.progress import CHECK, GRADER_EVALUATING, GRADER_STARTING, MEASUREMENTS, REFERENCE_MEMORY, record_stage
+from labs.reference import reference_levels
 from labs.render import choose_params, probe_seed, render_check
 from labs.run_result import recorded_result, reported_by_program
 from labs.scoring import assign_roles, fix_passed, fix_percent, rescore_attempt
@@ -60,6 +61,10 @@ def grade_run(run_id: int, result: RunResult | None = None) -> bool:
             spec, run, values, heldout, lab_run.seed, progress=lambda stage: record_stage(lab_run.pk, stage)
         )
     checks = [render_check(check, values) for check in spec["checks"]]
+    # A reference that cannot be measured raises: the run ends as a platform fault, not counted.
+    outcome.reference_memory = reference_levels(
+        lab_run, outcome.result, checks, measuring=lambda: record_stage(lab_run.pk, REFERENCE_MEMORY)
+    )
     measured = []
     for index, check in enumerate(checks, 1):
         record_stage(lab_run.pk, CHECK, index=index, total=len(checks), name=check["name"])

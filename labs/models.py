@@ -185,3 +185,25 @@ class HintReveal(models.Model):
 
     def __str__(self) -> str:
         return f"hint {self.index} of attempt {self.attempt_id}"
+
+
+class ReferenceMemory(models.Model):
+    """The held memory level of the lab's reference fix on one seed, after a leak check's warm-up, measured
+    outside its ranks. A fix graded on that seed may not hold more than this plus the check's allowance
+    (``labs.reference``): memory reserved up front and given back as a leak grows looks flat otherwise."""
+
+    version = models.ForeignKey(LabVersion, on_delete=models.CASCADE, related_name="reference_memory")
+    seed = models.PositiveIntegerField()
+    source = models.CharField(max_length=20, help_text="where the memory was sampled (container or process tree)")
+    check_name = models.CharField(max_length=80)
+    level_mib = models.FloatField()
+    lab_run = models.ForeignKey(LabRun, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    measured_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["version", "seed", "source", "check_name"], name="unique_reference_memory")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.check_name} of {self.version} seed {self.seed}: {self.level_mib:.1f} MiB"

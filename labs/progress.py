@@ -18,6 +18,7 @@ MEASUREMENTS = "measurements"
 GRADER_STARTING = "grader_starting"
 GRADER_EVALUATING = "grader_evaluating"
 CHECK = "check"
+REFERENCE_MEMORY = "reference_memory"
 
 # A live region announces every change; whole seconds would have a screen reader read the clock aloud.
 RUNNING_STEP_SECONDS = 5
@@ -33,6 +34,8 @@ def grading_text(progress: dict) -> str:
         return _("grading: starting the grader")
     if stage == GRADER_EVALUATING:
         return _("grading: evaluating the saved model on held-out data")
+    if stage == REFERENCE_MEMORY:
+        return _("grading: measuring the reference fix's memory on this seed (once per seed)")
     if stage == CHECK:
         return _("grading: check %(index)s of %(total)s: %(name)s") % {
             "index": progress.get("index", "?"),

@@ -14,21 +14,17 @@ import statistics
 import time
 from dataclasses import asdict, dataclass, field
 
-from django.db import transaction
 from django.utils import timezone
 
 from labs.checks import run_checks
 from labs.grading import gather_outcome
 from labs.loader import refresh_question_links
 from labs.models import Lab, LabRun, LabVersion
-from labs.render import choose_params, render_check, variant_values
+from labs.render import choose_params, render_check
 from labs.run_result import recorded_result
 from labs.scoring import DISPLAY, assign_roles, counted_checks, fix_passed, fix_percent
-from labs.services import program_for
-from labs.spec import services_env
+from labs.variant_runs import run_variant
 from sandbox.models import Run
-from sandbox.runner import execute_run
-from sandbox.services import create_run
 
 
 @dataclass
@@ -55,25 +51,6 @@ class ValidationRow:
 def variants(version: LabVersion) -> list[tuple[str, str]]:
     spec = version.spec
     return [("baseline", "fail"), ("solution", "pass"), *((f"bad:{name}", "fail") for name in spec["bad_fixes"])]
-
-
-def run_variant(version: LabVersion, seed: int, variant: str, owner=None) -> LabRun:
-    spec = version.spec
-    overlay = None if variant == "baseline" else variant
-    resources = spec["resources"]
-    with transaction.atomic():
-        run = create_run(
-            owner=owner, files=program_for(version, seed, overlay, hidden=True), entry=spec["grade_entry"],
-            ranks=resources["ranks"], timeout_seconds=resources["timeout_seconds"],
-            memory_mb=resources["memory_mb"], cpus=resources["cpus"],
-            gpu=resources["gpu"], purpose="validate", enqueue=False,
-            env=services_env(spec, variant_values(spec, seed), graded=True),
-        )  # fmt: skip
-        lab_run = LabRun.objects.create(run=run, version=version, kind=LabRun.Kind.VALIDATE, seed=seed, variant=variant)
-    execute_run(run.pk, worker_name="validatelab")
-    lab_run.refresh_from_db()
-    lab_run.run.refresh_from_db()
-    return lab_run
 
 
 class ValidationCancelled(Exception):

@@ -60,7 +60,9 @@ def reap(
         started = run.started_at or run.status_changed_at
         limit = started + timedelta(seconds=run.timeout_seconds) + GRACE
         if run.status == Run.Status.GRADING:
-            limit = max(limit, run.status_changed_at + GRADING_ALLOWANCE)
+            # A judge may run one more program of the same length first (labs measures its reference fix once
+            # per seed).
+            limit = max(limit, run.status_changed_at + GRADING_ALLOWANCE + timedelta(seconds=run.timeout_seconds))
         orphaned = (
             restarted_worker is not None and run.worker == restarted_worker and run.status_changed_at < worker_started
         )

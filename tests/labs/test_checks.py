@@ -214,6 +214,29 @@ def test_a_moment_of_allocator_slack_is_not_growth_but_a_held_level_is():
     assert not result.passed and result.measured == "60 MiB"
 
 
+def test_memory_reserved_up_front_and_given_back_as_a_leak_grows_is_held_above_the_reference():
+    """The leak is hidden behind buffers allocated before warm-up, one freed per epoch: the memory is flat,
+    so growth alone passes it. The reference fix on the same seed held 30 MiB; this holds over 500."""
+    ballooned = samples([500.0 + (i % 4) for i in range(30)])
+    assert check("memory_growth", outcome(**ballooned), max_growth_mib=12).passed  # blind without a reference
+    with_reference = outcome(**ballooned, reference_memory={"c": 30.0})
+    result = check("memory_growth", with_reference, max_growth_mib=12, max_over_reference_mib=24)
+    assert not result.passed and result.measured == "held 501 MiB, 471 MiB above the reference fix"
+    assert result.margin < -8  # (501 − 54) / 54 below the ceiling
+
+
+def test_a_fix_near_the_reference_level_passes_and_the_allowance_is_the_lab_s():
+    fix = samples([40.0 + (i % 3) for i in range(30)])
+    near = check("memory_growth", outcome(**fix, reference_memory={"c": 30.0}), max_growth_mib=12)
+    assert near.passed and near.measured == "0 MiB" and "held ≤ 62 MiB" in near.threshold  # default allowance 32
+    tight = check(
+        "memory_growth", outcome(**fix, reference_memory={"c": 30.0}), max_growth_mib=12, max_over_reference_mib=8
+    )
+    assert not tight.passed and "above the reference fix" in tight.measured
+    other_check = check("memory_growth", outcome(**fix, reference_memory={"other": 1.0}), max_growth_mib=12)
+    assert other_check.passed and "no reference level" in other_check.threshold
+
+
 def test_check_texts_are_stored_in_english_and_shown_in_the_readers_language():
     import json
 
@@ -225,13 +248,18 @@ def test_check_texts_are_stored_in_english_and_shown_in_the_readers_language():
         check("finished_in_time", outcome(duration=12.5), max_seconds=20),
         check("finished_in_time", outcome(timed_out=True)),
         check("ranks_exit_zero", outcome(oom_killed=True, exit_codes={"0": 137, "1": 0})),
-        check("memory_growth", outcome(**samples([100 + i for i in range(20)])), max_growth_mib=0.5),
+        check(
+            "memory_growth",
+            outcome(**samples([100 + i for i in range(20)]), reference_memory={"c": 110.0}),
+            max_growth_mib=0.5,
+            max_over_reference_mib=16,
+        ),  # fmt: skip
         check("speedup", outcome(duration=5.0, baseline={"duration": 20.0}), min_ratio=2),
         check("metric", outcome(), metric="heldout_r2", op=">=", value=0.8),
     ]
     stored = json.loads(json.dumps([r.as_dict() for r in results]))  # as a LabRun keeps them
     assert stored[0]["measured"] == "12.5 s" and stored[0]["threshold"] == "≤ 20 s"
-    assert stored[3]["threshold"] == "≤ 0.5 MiB after 3 CPU s"
+    assert stored[3]["threshold"] == "≤ 0.5 MiB after 3 CPU s, held ≤ 126 MiB (the reference fix's 110 + 16)"
     with translation.override("en"):
         assert [localized(c)["threshold"] for c in stored] == [c["threshold"] for c in stored]
     with translation.override("zh-hans"):
@@ -239,7 +267,8 @@ def test_check_texts_are_stored_in_english_and_shown_in_the_readers_language():
     assert shown[0]["measured"] == "12.5 秒" and shown[0]["threshold"] == "≤ 20 秒"
     assert shown[1]["measured"] == "到截止时间被终止"
     assert shown[2]["measured"].endswith("（内存不足）") and shown[2]["threshold"] == "每个 rank 都以 0 退出"
-    assert shown[3]["threshold"] == "预热 3 CPU 秒后增长 ≤ 0.5 MiB" and "峰值" in shown[3]["detail"]
+    assert shown[3]["threshold"] == "预热 3 CPU 秒后增长 ≤ 0.5 MiB，持续水平 ≤ 126 MiB（参考修复的 110 + 16）"
+    assert "峰值" in shown[3]["detail"]
     assert "3 CPU 秒之后" in shown[3]["detail"]
     assert shown[4]["threshold"] == "比故障程序快 2 倍及以上" and "故障程序基线 20 秒" in shown[4]["detail"]
     assert shown[5]["measured"] == "未测得" and shown[5]["threshold"] == "heldout_r2 >= 0.8"

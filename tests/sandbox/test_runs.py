@@ -182,14 +182,20 @@ def test_reaper_gives_grading_its_own_time():
         status=Run.Status.GRADING, started_at=ended_at_deadline - timedelta(seconds=60), timeout_seconds=60,
         status_changed_at=timezone.now() - timedelta(seconds=30),
     )  # fmt: skip
+    # Past the grader's allowance, within one more run of its length (a judge may run a reference first).
+    measuring_reference = make_run(
+        status=Run.Status.GRADING, started_at=timezone.now() - timedelta(seconds=300), timeout_seconds=60,
+        status_changed_at=timezone.now() - timedelta(seconds=220),
+    )  # fmt: skip
     stuck = make_run(
         status=Run.Status.GRADING, started_at=timezone.now() - timedelta(minutes=20), timeout_seconds=60,
         status_changed_at=timezone.now() - timedelta(minutes=10),
     )  # fmt: skip
     report = reap(docker_client=mock.Mock(containers=mock.Mock(list=mock.Mock(return_value=[]))))
     assert report.runs_failed == [stuck.pk]
-    grading.refresh_from_db()
-    assert grading.status == "grading"
+    for run in (grading, measuring_reference):
+        run.refresh_from_db()
+        assert run.status == "grading"
 
 
 def test_runs_api_is_for_authors_and_validates(login, candidate, author):

@@ -2,11 +2,15 @@
 
     python3 -m faultline_harness.launch --program-dir DIR --entry main.py --ranks N --output-dir OUT
     python3 -m faultline_harness.launch --zygote CONTROL_DIR --program-dir DIR --output-dir OUT ...
+    python3 -m faultline_harness.launch --fork-ranks --program-dir DIR --entry main.py --ranks N ...
 
 Program output comes out as ``[r{rank}] line``; telemetry as ``@@fl {json}`` (see README.md next to
 this package). The launcher deliberately imports nothing heavier than the standard library so it is
 up within milliseconds; torch is only ever imported by the ranks themselves, except in zygote mode
-(``_zygote.py``), where it is imported ahead of the job and the ranks are forked from it.
+(``_zygote.py``), where it is imported ahead of the job and the ranks are forked from it, and with
+``--fork-ranks`` (every Docker container that does not come from the warm pool), which does the same
+without waiting for a job: torch's pages are then the launcher's in both, and the memory a leak check
+measures in the container (everything less the launcher's own) is the ranks' alone, warm or cold.
 """
 
 from __future__ import annotations
@@ -534,9 +538,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--ranks", type=int, help="required unless --zygote (the job names it)")
     parser.add_argument("--zygote", metavar="CONTROL_DIR", help="preload torch, then wait for CONTROL_DIR/job.json")
     parser.add_argument(
+        "--fork-ranks",
+        action="store_true",
+        help="preload torch in the launcher, then make each rank a fork of it, as a zygote does",
+    )
+    parser.add_argument(
         "--preload",
         metavar="MODULES",
-        help=f"zygote: comma-separated modules to import (default {','.join(_zygote.PRELOAD)})",
+        help=f"zygote or --fork-ranks: comma-separated modules to import (default {','.join(_zygote.PRELOAD)})",
     )
     parser.add_argument("--output-dir", required=True)
     parser.add_argument("--work-dir")
@@ -593,10 +602,13 @@ def run(args: argparse.Namespace, fork_ranks: bool = False) -> int:
     return exit_code
 
 
+def preload(args: argparse.Namespace) -> None:
+    _zygote.preload(_zygote.PRELOAD if args.preload is None else [m for m in args.preload.split(",") if m.strip()])
+
+
 def serve_zygote(args: argparse.Namespace) -> int:
     """Preload, wait for the job, then run it like a normal launch with forked ranks."""
-    modules = _zygote.PRELOAD if args.preload is None else [m for m in args.preload.split(",") if m.strip()]
-    _zygote.preload(modules)
+    preload(args)
     sys.stdout.write(READY_LINE + "\n")
     sys.stdout.flush()
     try:
@@ -626,19 +638,24 @@ def main(argv: list[str] | None = None) -> int:
     guard.set_dumpable(False)
     drop_working_dir_from_sys_path()
     args = build_parser().parse_args(argv)
-    if args.zygote:
-        try:
+    if not (args.zygote or args.fork_ranks):
+        check_args(args)
+        return run(args)
+    try:
+        if args.zygote:
             code = serve_zygote(args)
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else 2
-            if not isinstance(exc.code, int):
-                sys.stderr.write(f"{exc.code}\n")
-        # Interpreter shutdown with torch loaded takes most of a second and has nothing left to do.
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
-    check_args(args)
-    return run(args)
+        else:
+            check_args(args)
+            preload(args)
+            code = run(args, fork_ranks=True)
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 2
+        if not isinstance(exc.code, int):
+            sys.stderr.write(f"{exc.code}\n")
+    # Interpreter shutdown with torch loaded takes most of a second and has nothing left to do.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":

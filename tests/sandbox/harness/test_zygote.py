@@ -218,3 +218,20 @@ def test_forked_ranks_reach_the_store_but_not_its_listening_socket(zygote) -> No
     for rank in (0, 1):
         assert run.output(rank) == ["listening=0 read=8"]
     assert run.events("end")[-1]["services"] == {"record_store": {"reads": 6, "records": 3}}
+
+
+def test_fork_ranks_preloads_in_the_launcher_without_waiting_for_a_job(launch) -> None:
+    """``--fork-ranks`` (every cold container): the ranks are forks of a launcher that imported the preload,
+    so what they find imported, and whose pages those are, is the same as in a warm container."""
+    program = """
+        import sys
+        print(f"preloaded={'decimal' in sys.modules}")
+    """
+    forked = launch(program, ranks=2, args=("--fork-ranks", "--preload", "decimal"))
+    assert forked.wait(120) == 0, "\n".join(forked.lines[-30:])
+    for rank in (0, 1):
+        assert "preloaded=True" in " ".join(forked.output(rank)), forked.output(rank)
+    assert forked.events("end")[-1]["exit_codes"] == {"0": 0, "1": 0}
+    fresh = launch(program, ranks=1)
+    assert fresh.wait(120) == 0
+    assert "preloaded=False" in " ".join(fresh.output(0))
