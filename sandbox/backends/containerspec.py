@@ -19,6 +19,9 @@ CONTROL = "/lab/control"  # warm containers only: where job.json appears
 LAB_USER = "10001:10001"
 # No network means no resolvable hostname: pin gloo to loopback instead of letting it warn.
 BASE_ENV = {"PYTHONUNBUFFERED": "1", "HOME": WORK, "GLOO_SOCKET_IFNAME": "lo"}
+# A cold container forks its ranks from a launcher that imported torch, as a warm one does, when its memory
+# limit leaves room for that import (every lab's does); below it the ranks start as fresh interpreters.
+FORK_RANKS_MIN_BYTES = 512 * 1024 * 1024
 ZYGOTE_ARGS = (
     "-m", "faultline_harness.launch", "--zygote", CONTROL, "--program-dir", PROGRAM,
     "--output-dir", f"{WORK}/out", "--work-dir", f"{WORK}/cwd", "--run-dir", f"{WORK}/run",

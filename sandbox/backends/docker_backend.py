@@ -44,6 +44,7 @@ from sandbox.backends.base import (
 )
 from sandbox.backends.containerspec import (
     BASE_ENV,
+    FORK_RANKS_MIN_BYTES,
     LAB_USER,
     PROGRAM,
     WORK,
@@ -102,9 +103,11 @@ class DockerSandbox(Sandbox):
         assert self.host_dir is not None
         env = dict(BASE_ENV)
         env.update({k: str(v) for k, v in self.program.env.items()})
-        # Ranks are forks of a launcher that imported torch, as in a warm container: the memory a run is
-        # graded on (the container's, less the launcher's own) then has the same shape cold or warm.
-        launch = [*self.harness_command(WORK, program_dir=PROGRAM), "--fork-ranks"]
+        launch = self.harness_command(WORK, program_dir=PROGRAM)
+        if self.limits.memory_bytes >= FORK_RANKS_MIN_BYTES:
+            # Ranks are forks of a launcher that imported torch, as in a warm container: the memory a run is
+            # graded on (the container's, less the launcher's own) then has the same shape cold or warm.
+            launch.append("--fork-ranks")
         return container_config(
             self.image, self.limits, launcher_command(launch), env, self.labels, {self.host_dir / "program": PROGRAM}
         )
