@@ -67,6 +67,12 @@ def reference_levels(
     return levels
 
 
+def reference_level(result: RunResult, check: dict) -> float | None:
+    """The level ``check`` judges in ``result`` (MiB): the highest held after that check's own warm-up."""
+    warmup = check["options"].get("warmup_cpu_s", MemoryGrowth.DEFAULT_WARMUP_CPU_S)
+    return held_level(result, float(warmup))
+
+
 def stored(lab_run: LabRun, source: str) -> dict[str, float]:
     rows = ReferenceMemory.objects.filter(version_id=lab_run.version_id, seed=lab_run.seed, source=source)
     return {row.check_name: row.level_mib for row in rows}
@@ -76,7 +82,7 @@ def record(lab_run: LabRun, result: RunResult, checks: list[dict]) -> dict[str, 
     """Keep the reference run's levels: the highest measured on the seed, so a fix is compared with the
     most the reference itself needed there."""
     for check in checks:
-        level = held_level(result, float(check.get("warmup_cpu_s", MemoryGrowth.DEFAULT_WARMUP_CPU_S)))
+        level = reference_level(result, check)
         if level is None:
             continue
         with transaction.atomic():

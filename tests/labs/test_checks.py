@@ -303,3 +303,17 @@ def test_memory_margin_reads_the_growth_against_the_limit():
     leak = samples([500 + i * 5 for i in range(40)])  # 150 MiB from the level at warm-up to the held peak
     assert check("memory_growth", outcome(**flat), max_growth_mib=15).margin == pytest.approx(1.0)
     assert check("memory_growth", outcome(**leak), max_growth_mib=15).margin == pytest.approx(-9.0, rel=0.01)
+
+
+def test_the_reference_level_is_read_after_the_check_s_own_warm_up():
+    """Building the data peaks before warm-up ends; the reference's level is what it holds after, as the
+    check judges a fix: a level taken earlier would set the ceiling at the start-up peak."""
+    from labs.reference import reference_level
+
+    start_up = samples([900.0] * 12 + [600.0] * 30)  # one CPU second per second: the peak ends at 6 s
+    check_ = render_check(
+        {"name": "c", "type": "memory_growth", "options": {"max_growth_mib": 16, "warmup_cpu_s": 10}}, {}
+    )
+    assert reference_level(outcome(**start_up).result, check_) == 600.0
+    early = render_check({"name": "c", "type": "memory_growth", "options": {"max_growth_mib": 16}}, {})
+    assert reference_level(outcome(**start_up).result, early) == 900.0  # the default warm-up, 3 CPU s
