@@ -3,9 +3,9 @@
 
 PYTHON ?= python3
 # Seeds `make test` validates every lab on (each cover-up must score 0 % on all of them), and how many
-# validation processes take labs in turn. On CI's two cores two seeds take about 29 minutes with two
-# processes and three seeds 43 with three, which with the two test passes (about 35) would leave CI's 90
-# minutes too thin a margin. `make validate VALIDATE_SEEDS=3 VALIDATE_PROCESSES=3` is the full proof.
+# validation processes take labs in turn. On CI's two cores the 21 labs take about 45 minutes on two seeds
+# with two processes, and the two test passes about 33: a third seed would not fit in CI's 90 minutes.
+# `make validate VALIDATE_SEEDS=3 VALIDATE_PROCESSES=3` is the full proof.
 VALIDATE_SEEDS ?= 2
 VALIDATE_PROCESSES ?= 2
 VENV := .venv

@@ -24,6 +24,7 @@ from sandbox.judging import RunResult
 
 MEMORY_CHECK = "memory_growth"
 REFERENCE = "solution"
+FAULTY = "baseline"
 
 
 class ReferenceUnavailable(RuntimeError):
@@ -50,7 +51,10 @@ def reference_levels(
     if lab_run.variant == REFERENCE:
         return record(lab_run, result, checks)
     levels = stored(lab_run, source)
-    if all(check["name"] in levels for check in checks):
+    if all(check["name"] in levels for check in checks) or lab_run.variant == FAULTY:
+        # The faulty program is judged against the reference where its level is known and by its growth
+        # alone where not: validation runs it before the reference on each seed, and measuring the
+        # reference for it would run the reference twice.
         return levels
     if measuring:
         measuring()

@@ -82,3 +82,16 @@ def test_a_reference_that_cannot_be_measured_is_a_platform_error_not_a_fail(atte
     assert lab_run.run.status == Run.Status.ERROR and lab_run.passed is None
     assert "platform fault" in lab_run.run.error_message
     assert "reference fix's memory" in lab_run.run.error_message
+
+
+def test_the_faulty_program_is_not_worth_a_reference_run(attempt):
+    """Validation grades the faulty program before the reference on each seed; that grading does not run
+    the reference (the solution row right after it measures it), so validation runs it once per seed."""
+    from labs.variant_runs import run_variant
+
+    faulty = run_variant(attempt.version, attempt.seed, "baseline")
+    assert faulty.passed is not None and references(attempt) == []
+    assert "no reference level" in memory_check(faulty)["threshold"]
+    run_variant(attempt.version, attempt.seed, "solution")
+    assert len(references(attempt)) == 1
+    assert ReferenceMemory.objects.filter(version=attempt.version, seed=attempt.seed).exists()
