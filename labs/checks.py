@@ -224,9 +224,14 @@ class MemoryGrowth(CheckType):
     DEFAULT_WARMUP_CPU_S = 3
     DEFAULT_OVER_REFERENCE_MIB = 32
 
+    @classmethod
+    def warmup_cpu_s(cls, options: dict) -> float:
+        """The CPU seconds of warm-up ``options`` ask for: where the check, and the reference's level, start."""
+        return float(options.get("warmup_cpu_s", cls.DEFAULT_WARMUP_CPU_S))
+
     def evaluate(self, name, type_name, options, outcome):
         limit = float(options["max_growth_mib"])
-        warmup = float(options.get("warmup_cpu_s", self.DEFAULT_WARMUP_CPU_S))
+        warmup = self.warmup_cpu_s(options)
         need = int(options.get("min_samples", 6))
         over = float(options.get("max_over_reference_mib", self.DEFAULT_OVER_REFERENCE_MIB))
         reference = outcome.reference_memory.get(name)

@@ -73,8 +73,7 @@ def reference_levels(
 
 def reference_level(result: RunResult, check: dict) -> float | None:
     """The level ``check`` judges in ``result`` (MiB): the highest held after that check's own warm-up."""
-    warmup = check["options"].get("warmup_cpu_s", MemoryGrowth.DEFAULT_WARMUP_CPU_S)
-    return held_level(result, float(warmup))
+    return held_level(result, MemoryGrowth.warmup_cpu_s(check["options"]))
 
 
 def stored(lab_run: LabRun, source: str) -> dict[str, float]:
