@@ -94,6 +94,10 @@ class AttemptFilesView(APIView):
 class RunStartSerializer(serializers.Serializer):
     toggles = serializers.ListField(child=serializers.CharField(max_length=40), default=list)
     fix = serializers.BooleanField(default=False, help_text="grade the working copy as the fix")
+    pause = serializers.JSONField(
+        required=False,
+        help_text='where a plain run stops for the tools: {"at_step": N, "on_nonfinite": true, "memory_mib": X}',
+    )
     files = serializers.DictField(
         child=serializers.CharField(allow_blank=True, trim_whitespace=False),
         required=False,
@@ -118,10 +122,13 @@ class AttemptRunsView(APIView):
             if "files" in payload.validated_data:
                 services.save_files(attempt, payload.validated_data["files"])
             lab_run = services.start_run(
-                attempt, toggles=payload.validated_data["toggles"], fix=payload.validated_data["fix"]
+                attempt,
+                toggles=payload.validated_data["toggles"],
+                fix=payload.validated_data["fix"],
+                pause=payload.validated_data.get("pause"),
             )
         except services.LabRefused as exc:
-            raise _refused(exc) from exc
+            raise _refused(exc, "pause" if str(exc).startswith("pause") else "detail") from exc
         return Response(lab_run_payload(lab_run, get_language()), status=status.HTTP_201_CREATED)
 
 
@@ -154,8 +161,17 @@ class AttemptRunView(APIView):
         )
 
 
+PAUSE_ACTIONS = {
+    "pause": sandbox_services.pause_run,
+    "resume": lambda run: sandbox_services.release_run(run, one_step=False),
+    "step": lambda run: sandbox_services.release_run(run, one_step=True),
+}
+
+
 class AttemptRunActionView(APIView):
-    """``cancel``, or a tool while the program runs: ``stacks`` (every thread of every rank) or ``memory``."""
+    """``cancel``; ``pause`` (at the next reported step), ``resume`` or ``step`` (on to the next step and
+    pause again) on a plain run; or a tool while the program runs: ``stacks`` (every thread of every rank)
+    or ``memory``."""
 
     permission_classes = [IsAuthenticated]
 
@@ -164,6 +180,12 @@ class AttemptRunActionView(APIView):
         lab_run = own_lab_run(request, pk, run_pk)
         if action == "cancel":
             sandbox_services.cancel_run(lab_run.run)
+            return Response(lab_run_payload(lab_run, get_language()), status=status.HTTP_202_ACCEPTED)
+        if action in PAUSE_ACTIONS:
+            try:
+                PAUSE_ACTIONS[action](lab_run.run)
+            except sandbox_services.RunRejected as exc:
+                raise ValidationError({"action": [str(exc)]}) from exc
             return Response(lab_run_payload(lab_run, get_language()), status=status.HTTP_202_ACCEPTED)
         if action not in lab_run.version.spec["tools"] or action not in ("stacks", "memory"):
             raise ValidationError({"action": [f"{action!r} is not a tool of this lab"]})

@@ -17,6 +17,7 @@ from labs.services import current_score, original_files
 from questions.feedback import feedback_points
 from sandbox.dispatch import queue_position
 from sandbox.models import Run
+from sandbox.services import pause_state
 
 
 def pick(texts: dict, language: str | None) -> str:
@@ -70,7 +71,8 @@ def lab_run_payload(lab_run: LabRun, language: str | None, full: bool = True, se
     }
     if full:
         data["queue_position"] = queue_position(run)
-        data["stage"] = stage_text(lab_run, data["queue_position"])
+        data["paused"] = pause_state(run)
+        data["stage"] = stage_text(lab_run, data["queue_position"], data["paused"])
         data["log_truncated"] = run.log_truncated
     if lab_run.kind == LabRun.Kind.FIX:
         data.update(

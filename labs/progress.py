@@ -7,6 +7,8 @@ Before grading the run's own row says enough (queue position, start time), so no
 
 from __future__ import annotations
 
+import re
+
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -45,12 +47,20 @@ def grading_text(progress: dict) -> str:
     return _("grading: reading the run's measurements")
 
 
-def stage_text(lab_run: LabRun, queue_position: int | None) -> str:
+def stage_text(lab_run: LabRun, queue_position: int | None, paused: dict | None = None) -> str:
     """The stage of an active run in the active language; "" once the run has ended.
 
     ``queue_position``: queued runs that start before this one (``sandbox.dispatch.queue_position``).
+    ``paused``: where the program is held (``sandbox.services.pause_state``), if it is.
     """
     run = lab_run.run
+    if paused is not None and run.status == Run.Status.RUNNING:
+        return _(
+            "paused at step %(step)s (%(reason)s): take a stack dump or a memory snapshot, then resume or step"
+        ) % {
+            "step": paused["step"],
+            "reason": pause_reason_text(paused["reason"]),
+        }
     if run.status == Run.Status.QUEUED:
         if not queue_position:
             return _("queued: next to start")
@@ -71,3 +81,28 @@ def current_stage(lab_run: LabRun) -> str:
     """:func:`stage_text`, asking the queue for the position only while the run waits in it."""
     run = lab_run.run
     return stage_text(lab_run, queue_position(run) if run.status == Run.Status.QUEUED else None)
+
+
+_PAUSE_REASONS = [
+    (re.compile(r"^at step (\d+)$"), lambda m: _("step %(step)s reached") % {"step": m[1]}),
+    (re.compile(r"^memory over (\d+) MiB$"), lambda m: _("memory over %(mib)s MiB") % {"mib": m[1]}),
+    (re.compile(r"^first non-finite loss$"), lambda m: _("first non-finite loss")),
+    (re.compile(r"^asked$"), lambda m: _("you asked")),
+    (re.compile(r"^stepped$"), lambda m: _("one step on")),
+    (re.compile(r"^another rank paused$"), lambda m: _("another rank paused")),
+]
+
+
+def pause_reason_text(reason: str) -> str:
+    """The harness's reasons ("at step 3, first non-finite loss") in the active language; anything else
+    (a program writing its own pause files) is shown as it came."""
+    parts = []
+    for part in reason.split(", "):
+        for pattern, text in _PAUSE_REASONS:
+            match = pattern.match(part)
+            if match:
+                parts.append(text(match))
+                break
+        else:
+            parts.append(part[:80])
+    return ", ".join(parts)

@@ -185,8 +185,13 @@ def _check_quota(user) -> None:
 
 
 @transaction.atomic
-def start_run(attempt: Attempt, toggles: list[str] | None = None, fix: bool = False) -> LabRun:
-    """Run the working copy as it is (``fix=False``) or submit it as the fix to be graded."""
+def start_run(
+    attempt: Attempt, toggles: list[str] | None = None, fix: bool = False, pause: dict | None = None
+) -> LabRun:
+    """Run the working copy as it is (``fix=False``) or submit it as the fix to be graded. ``pause``: where
+    a plain run stops for the tools (``at_step``, ``on_nonfinite``, ``memory_mib``; see sandbox.pausing)."""
+    if fix and pause:
+        raise LabRefused("pause: a fix is graded straight through; pause a plain run instead")
     # Lock the user's row so two tabs cannot both pass the one-active-run check.
     type(attempt.user).objects.select_for_update().filter(pk=attempt.user_id).first()
     ensure_open(attempt)
@@ -207,7 +212,7 @@ def start_run(attempt: Attempt, toggles: list[str] | None = None, fix: bool = Fa
         options.update(entry=spec["entry"], purpose="run")
     try:
         priority = Run.Priority.INTERVIEW if attempt.is_interview else Run.Priority.PRACTICE
-        run = create_run(owner=attempt.user, files=files, env=env, priority=priority, **options)
+        run = create_run(owner=attempt.user, files=files, env=env, priority=priority, pause=pause, **options)
     except RunRejected as exc:
         raise LabRefused(str(exc)) from None
     kind = LabRun.Kind.FIX if fix else LabRun.Kind.RUN

@@ -64,6 +64,10 @@ class Run(models.Model):
     container_id = models.CharField(max_length=80, blank=True)
     deliveries = models.PositiveSmallIntegerField(default=0)
     cancel_requested = models.BooleanField(default=False)
+    # Pause conditions and requests of a practice run (sandbox.pausing); every change bumps control_rev,
+    # which the worker watches to pass the new settings to the ranks.
+    control = models.JSONField(default=dict, blank=True)
+    control_rev = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     deadline_at = models.DateTimeField(null=True, blank=True)

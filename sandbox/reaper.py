@@ -59,6 +59,8 @@ def reap(
     for run in stale:
         started = run.started_at or run.status_changed_at
         limit = started + timedelta(seconds=run.timeout_seconds) + GRACE
+        if run.deadline_at is not None:
+            limit = max(limit, run.deadline_at + GRACE)  # moved on by the worker while the run was paused
         if run.status == Run.Status.GRADING:
             # A judge may run one more program of the same length first (labs measures its reference fix once
             # per seed).
@@ -89,11 +91,14 @@ def _reap_containers(
         pooled = client.containers.list(all=True, filters=instance_filter("faultline.pool"), ignore_removed=True)
     except Exception:  # noqa: BLE001 - no engine on this worker: nothing to reap
         return
-    active = set(Run.objects.filter(status__in=list(Run.ACTIVE)).values_list("pk", flat=True))
+    active = dict(Run.objects.filter(status__in=list(Run.ACTIVE)).values_list("pk", "deadline_at"))
     for container in containers:
         labels = container.labels
         deadline = int(labels.get("faultline.deadline", "0") or 0)
         run_id = int(labels.get("faultline.run", "0") or 0)
+        if active.get(run_id) is not None:
+            # A label cannot change; the run's deadline moves on while it is paused.
+            deadline = max(deadline, int(active[run_id].timestamp()))
         overdue = now.timestamp() > deadline + GRACE.total_seconds()
         orphaned = _left_by_dead_incarnation(labels, restarted_worker, worker_started)
         if overdue or orphaned or run_id not in active:

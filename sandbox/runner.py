@@ -9,6 +9,7 @@ platform ends it as ``error``, which is never counted against a candidate.
 
 from __future__ import annotations
 
+import json
 import logging
 import socket
 import threading
@@ -22,7 +23,7 @@ from django.db import close_old_connections
 from django.utils import timezone
 
 from core.errortext import first_line
-from sandbox import dispatch
+from sandbox import dispatch, pausing
 from sandbox.backends import ExecutionLimits, ProgramSpec, SandboxError, open_sandbox
 from sandbox.gpuslots import claim_gpu
 from sandbox.harness.faultline_harness import protocol
@@ -77,6 +78,8 @@ class StreamState:
     # The rank's own post-mortem captures: kept apart from the event stream (and its cap) because they
     # become tool output, not chart points.
     postmortems: list[dict] = field(default_factory=list)
+    pause_clock: pausing.PauseClock | None = None
+    postmortems_recorded: int = 0
 
     def add_line(self, line: str) -> None:
         event = protocol.decode(line)
@@ -101,6 +104,8 @@ class StreamState:
             if len(self.postmortems) < POSTMORTEM_CAP and data.get("what") in POSTMORTEM_NOTES:
                 self.postmortems.append(data)
             return
+        if self.pause_clock is not None:
+            self.pause_clock.observe(data)
         if self.event_seq >= EVENT_CAP:
             self.events_truncated = True
             return
@@ -162,11 +167,17 @@ class StreamState:
         )
 
     def due(self, last_flush: float) -> bool:
-        return bool(self.pending_text or self.pending_events) and (
+        return bool(self.pending_text or self.pending_events or self._new_postmortems()) and (
             self.pending_bytes >= FLUSH_BYTES or time.monotonic() - last_flush >= FLUSH_SECONDS
         )
 
+    def _new_postmortems(self) -> bool:
+        return len(self.postmortems) != self.postmortems_recorded
+
     def flush(self) -> None:
+        if self._new_postmortems():
+            record_postmortems(self.run_id, self.postmortems, live_only=True)
+            self.postmortems_recorded = len(self.postmortems)
         if self.pending_text:
             self.log_seq += 1
             RunLogChunk.objects.create(run_id=self.run_id, seq=self.log_seq, text="".join(self.pending_text))
@@ -278,7 +289,13 @@ def run_claimed(run_id: int, hostname: str) -> str:
 
 
 def _execute(run: Run, backend: str, hostname: str, gpu_index: int | None = None) -> str:
-    program = ProgramSpec(files=run.files, entry=run.entry, ranks=run.ranks, env=dict(run.env))
+    env = dict(run.env)
+    pausable = run.purpose in pausing.PAUSABLE_PURPOSES
+    if pausable and run.control:
+        # The settings as they are now reach the ranks before their first step; later changes go
+        # through the watcher.
+        env[protocol.ENV_PAUSE] = json.dumps(pausing.settings_for_ranks(run.control))
+    program = ProgramSpec(files=run.files, entry=run.entry, ranks=run.ranks, env=env)
     limits = limits_for(run, gpu_index)
     deadline = timezone.now() + timedelta(seconds=run.timeout_seconds)
     labels = {
@@ -288,7 +305,8 @@ def _execute(run: Run, backend: str, hostname: str, gpu_index: int | None = None
         "faultline.deadline": str(int(deadline.timestamp())),
         "faultline.started": str(int(time.time())),
     }
-    state = StreamState(run_id=run.pk)
+    clock = pausing.PauseClock() if pausable else None
+    state = StreamState(run_id=run.pk, pause_clock=clock)
     with open_sandbox(backend, program, limits, labels) as box:
         box.start()
         moved = Run.transition(
@@ -299,7 +317,10 @@ def _execute(run: Run, backend: str, hostname: str, gpu_index: int | None = None
         if not moved:  # cancelled between claim and start
             box.kill()
             return Run.objects.get(pk=run.pk).status
-        watcher = _Watcher(run.pk, box, deadline_monotonic=time.monotonic() + run.timeout_seconds)
+        watcher = _Watcher(
+            run.pk, box, deadline_monotonic=time.monotonic() + run.timeout_seconds, deadline_at=deadline,
+            pause_clock=clock, control_rev=run.control_rev, control=run.control,
+        )  # fmt: skip
         watcher.start()
         last_flush = time.monotonic()
         try:
@@ -346,12 +367,18 @@ def postmortem_diagnostics(captures: list[dict]) -> list[tuple[str, str]]:
     return results
 
 
-def record_postmortems(run_id: int, captures: list[dict]) -> None:
+def record_postmortems(run_id: int, captures: list[dict], live_only: bool = False) -> None:
+    """The captures as tool output. Those of a kind only ever captured automatically (the first non-finite
+    loss) are written while the run goes on, and rewritten as more ranks send theirs: a run paused at its
+    NaN shows what was found there. The rest (memory at exit) come once, at the end (``live_only=False``)."""
     now = timezone.now()
-    RunDiagnostic.objects.bulk_create(
-        RunDiagnostic(run_id=run_id, kind=kind, status="done", output=output, finished_at=now)
-        for kind, output in postmortem_diagnostics(captures)
-    )
+    for kind, output in postmortem_diagnostics(captures):
+        if kind == RunDiagnostic.Kind.NONFINITE:
+            RunDiagnostic.objects.update_or_create(
+                run_id=run_id, kind=kind, defaults={"status": "done", "output": output, "finished_at": now}
+            )
+        elif not live_only:
+            RunDiagnostic.objects.create(run_id=run_id, kind=kind, status="done", output=output, finished_at=now)
 
 
 def stacks_at_deadline(box) -> tuple[str, str]:
@@ -366,14 +393,23 @@ def stacks_at_deadline(box) -> tuple[str, str]:
 
 
 class _Watcher(threading.Thread):
-    """Beside the output loop: deadline, cancel requests and diagnostics, about twice a second.
-    A program that prints nothing (a hang) must still be killed and still be diagnosable."""
+    """Beside the output loop: deadline, cancel requests, pause settings and diagnostics, about twice a
+    second. A program that prints nothing (a hang) must still be killed and still be diagnosable."""
 
-    def __init__(self, run_id: int, box, deadline_monotonic: float) -> None:
+    def __init__(
+        self, run_id: int, box, deadline_monotonic: float, deadline_at=None,
+        pause_clock: pausing.PauseClock | None = None, control_rev: int = 0, control: dict | None = None,
+    ) -> None:  # fmt: skip
         super().__init__(name=f"run-{run_id}-watch", daemon=True)
         self.run_id = run_id
         self.box = box
         self.deadline = deadline_monotonic
+        self.deadline_at = deadline_at
+        self.pause_clock = pause_clock
+        self.control_rev = control_rev  # the settings the ranks have (at start: those in their environment)
+        self.control = dict(control or {})
+        self.touch = 0
+        self.extended = 0  # whole seconds the deadline has moved on for pauses
         self.timed_out = False
         self.cancelled = False
         self.deadline_stacks: tuple[str, str] | None = None
@@ -386,22 +422,44 @@ class _Watcher(threading.Thread):
     def run(self) -> None:
         try:
             while not self._halt.wait(0.4):
-                if time.monotonic() >= self.deadline:
+                self._extend_for_pauses()
+                if time.monotonic() >= self.deadline + self.extended:
                     self.timed_out = True
                     self.deadline_stacks = stacks_at_deadline(self.box)
                     self.box.kill()
                     return
-                if Run.objects.filter(pk=self.run_id, cancel_requested=True).exists():
+                row = Run.objects.filter(pk=self.run_id).values("cancel_requested", "control_rev", "control").first()
+                if row is not None and row["cancel_requested"]:
                     self.cancelled = True
                     self.box.kill()
                     return
+                if row is not None and self.pause_clock is not None and row["control_rev"] != self.control_rev:
+                    self.control_rev, self.control = row["control_rev"], row["control"]
+                    self.box.control(pausing.settings_for_ranks(self.control, self.touch))
+                served = False
                 for diagnostic in RunDiagnostic.objects.filter(run_id=self.run_id, status="pending"):
                     output = self.box.diagnose(diagnostic.kind)
                     RunDiagnostic.objects.filter(pk=diagnostic.pk).update(
                         status="done", output=output[:200_000], finished_at=timezone.now()
                     )
+                    served = True
+                if served and self.pause_clock is not None and self.pause_clock.seconds() > 0:
+                    # Someone is working with the paused program: that is not idleness.
+                    self.touch += 1
+                    self.box.control(pausing.settings_for_ranks(self.control, self.touch))
         finally:
             close_old_connections()
+
+    def _extend_for_pauses(self) -> None:
+        if self.pause_clock is None:
+            return
+        extended = int(self.pause_clock.seconds())
+        if extended <= self.extended:
+            return
+        self.extended = extended
+        if self.deadline_at is not None:
+            # The reaper reads the deadline from the run: a paused run is not a lost one.
+            Run.objects.filter(pk=self.run_id).update(deadline_at=self.deadline_at + timedelta(seconds=extended))
 
 
 def _record_result(run: Run, state: StreamState, execution, watcher: _Watcher) -> str:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from django.db import transaction
-from django.db.models import Q, QuerySet
+from django.db.models import F, Q, QuerySet
 
+from sandbox import pausing
 from sandbox.filenames import clean_name, name_problem
 from sandbox.models import Run, RunDiagnostic
 
@@ -18,8 +19,8 @@ class RunRejected(ValueError):
 
     @property
     def field(self) -> str:
-        head = str(self).split(":", 1)[0].split("[", 1)[0]
-        return head if head in ("files", "entry", "ranks") else "detail"
+        head = str(self).split(":", 1)[0].split("[", 1)[0].split(".", 1)[0]
+        return head if head in ("files", "entry", "ranks", "pause") else "detail"
 
 
 def validate_files(files: dict) -> dict[str, str]:
@@ -59,14 +60,21 @@ def runs_an_author_may_read(user) -> QuerySet[Run]:
 def create_run(*, owner, files: dict, entry: str = "main.py", ranks: int = 1, env: dict | None = None,
                timeout_seconds: int = 60, memory_mb: int = 1024, cpus: float = 1.0,
                gpu: str = Run.Gpu.NONE, purpose: str = "run", enqueue: bool = True,
-               priority: int | None = None) -> Run:  # fmt: skip
+               priority: int | None = None, pause: dict | None = None) -> Run:  # fmt: skip
     """``enqueue=False`` leaves the run for the caller to execute in-process (lab validation).
-    ``priority``: a ``Run.Priority``; by default validation runs are background work, everything else practice."""
+    ``priority``: a ``Run.Priority``; by default validation runs are background work, everything else practice.
+    ``pause``: conditions at which the ranks stop for the candidate's tools (see sandbox.pausing)."""
     clean = validate_files(files)
     if entry not in clean:
         raise RunRejected(f"entry: {entry!r} is not one of the files")
     if not 1 <= ranks <= 8:
         raise RunRejected("ranks: between 1 and 8")
+    try:
+        control = pausing.conditions(pause)
+    except pausing.BadConditions as exc:
+        raise RunRejected(str(exc)) from None
+    if control and purpose not in pausing.PAUSABLE_PURPOSES:
+        raise RunRejected("pause: only practice runs pause; a graded run runs straight through")
     queue = Run.Queue.GPU if gpu == Run.Gpu.REQUIRED else Run.Queue.CPU
     if priority is None:
         priority = Run.Priority.VALIDATION if purpose == "validate" else Run.Priority.PRACTICE
@@ -75,7 +83,7 @@ def create_run(*, owner, files: dict, entry: str = "main.py", ranks: int = 1, en
     run = Run.objects.create(
         priority=priority,
         owner=owner, files=clean, entry=entry, ranks=ranks, env=env or {}, timeout_seconds=timeout_seconds,
-        memory_mb=memory_mb, cpus=cpus, gpu=gpu, queue=queue, purpose=purpose,
+        memory_mb=memory_mb, cpus=cpus, gpu=gpu, queue=queue, purpose=purpose, control=control,
     )  # fmt: skip
     if enqueue:
         transaction.on_commit(lambda: enqueue_run(run))
@@ -115,3 +123,47 @@ def request_diagnostic(run: Run, kind: str, user) -> RunDiagnostic:
     if run.status != Run.Status.RUNNING:
         raise RunRejected("diagnostics can only be taken while the program runs")
     return RunDiagnostic.objects.create(run=run, kind=kind, requested_by=user)
+
+
+@transaction.atomic
+def pause_run(run: Run) -> None:
+    """Stop the ranks at their next reported step (a program that reports no steps never stops)."""
+    _change_control(run, lambda control: control.update(now=control.get("now", 0) + 1))
+
+
+@transaction.atomic
+def release_run(run: Run, one_step: bool) -> None:
+    """Let a paused run go on, to its end (``one_step=False``) or to its next reported step."""
+    _change_control(run, lambda control: control.update(release=control.get("release", 0) + 1, step=one_step))
+
+
+def _change_control(run: Run, change) -> None:
+    locked = Run.objects.select_for_update().get(pk=run.pk)
+    if locked.purpose not in pausing.PAUSABLE_PURPOSES:
+        raise RunRejected("only practice runs pause; a graded run runs straight through")
+    if locked.status not in (Run.Status.QUEUED, Run.Status.STARTING, Run.Status.RUNNING):
+        raise RunRejected("the program is not running any more")
+    control = dict(locked.control)
+    change(control)
+    Run.objects.filter(pk=run.pk).update(control=control, control_rev=F("control_rev") + 1)
+
+
+def pause_state(run: Run) -> dict | None:
+    """Where a running program is held, from its ranks' own reports: ``{"step", "reason", "ranks"}`` while
+    at least one rank is paused, else None."""
+    if run.status != Run.Status.RUNNING:
+        return None
+    latest: dict = {}
+    # Oldest first, so each rank's last word wins; a run stepped through many times has many of these.
+    recent = run.events.filter(kind__in=["paused", "resumed"]).order_by("-seq").values("kind", "rank", "data")[:64]
+    for event in reversed(list(recent)):
+        latest[event["rank"]] = event
+    held = [event for event in latest.values() if event["kind"] == "paused"]
+    if not held:
+        return None
+    first = min(held, key=lambda event: event["rank"] if isinstance(event["rank"], int) else -1)
+    return {
+        "step": first["data"].get("step"),
+        "reason": str(first["data"].get("reason", "")),
+        "ranks": sorted(event["rank"] for event in held if isinstance(event["rank"], int)),
+    }

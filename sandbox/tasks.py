@@ -7,6 +7,7 @@ from django.conf import settings
 
 from sandbox import reaper, runner
 from sandbox.models import Run
+from sandbox.pausing import PAUSE_BUDGET_S
 
 
 @shared_task(
@@ -14,9 +15,9 @@ from sandbox.models import Run
     name="sandbox.execute_run",
     acks_late=True,
     reject_on_worker_lost=True,
-    # Backstops above the worker's own deadline enforcement.
-    soft_time_limit=settings.SANDBOX_MAX_RUN_SECONDS + 120,
-    time_limit=settings.SANDBOX_MAX_RUN_SECONDS + 180,
+    # Backstops above the worker's own deadline enforcement, which a paused practice run moves on.
+    soft_time_limit=settings.SANDBOX_MAX_RUN_SECONDS + PAUSE_BUDGET_S + 120,
+    time_limit=settings.SANDBOX_MAX_RUN_SECONDS + PAUSE_BUDGET_S + 180,
 )
 def execute_run(self, run_id: int | None = None, queue: str | None = None) -> str:
     """Sent once per run (``run_id``) and as a wake-up (``queue``); either way the slot starts the fairest

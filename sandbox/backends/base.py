@@ -7,6 +7,7 @@ until it exits, and leaving it always removes everything, whatever happened.
 
 from __future__ import annotations
 
+import json
 import tarfile
 import tempfile
 from abc import ABC, abstractmethod
@@ -108,8 +109,17 @@ class Sandbox(ABC):
         """Stop everything now (deadline, cancel). Safe to call from another thread."""
 
     @abstractmethod
+    def harness_tool(self, args: list[str], timeout: float) -> str:
+        """Run ``python3 -m faultline_harness.diag ARGS --run-dir <the run folder>`` beside the program, as
+        the program's user; its output."""
+
     def diagnose(self, kind: str, timeout: float = 20) -> str:
         """Run a harness diagnostic (stacks | memory) against the live program."""
+        return self.harness_tool([kind], timeout)
+
+    def control(self, settings: dict, timeout: float = 10) -> str:
+        """Replace the run's pause settings (see faultline_harness/pausing.py)."""
+        return self.harness_tool(["control", "--settings", json.dumps(settings)], timeout)
 
     @abstractmethod
     def cleanup(self) -> None: ...

@@ -270,11 +270,11 @@ class DockerSandbox(Sandbox):
             except Exception:  # noqa: BLE001 - already stopped or gone
                 pass
 
-    def diagnose(self, kind: str, timeout: float = 20) -> str:
+    def harness_tool(self, args: list[str], timeout: float) -> str:
         from docker.errors import DockerException
 
         try:
-            command = ["timeout", str(int(timeout)), "python3", "-m", "faultline_harness.diag", kind]
+            command = ["timeout", str(int(timeout)), "python3", "-m", "faultline_harness.diag", *args]
             result = self.container.exec_run(
                 [*command, "--run-dir", f"{WORK}/run"],
                 user=LAB_USER,
@@ -284,7 +284,7 @@ class DockerSandbox(Sandbox):
                 workdir="/",
             )
         except DockerException as exc:
-            return f"diagnostic could not run: {exc}"
+            return f"harness tool could not run: {exc}"
         return result.output.decode("utf-8", errors="replace").strip()
 
     def _remove_container(self) -> None:

@@ -125,9 +125,9 @@ class ProcessSandbox(Sandbox):
         if self.proc is not None:
             _killpg(self.proc.pid)
 
-    def diagnose(self, kind: str, timeout: float = 20) -> str:
+    def harness_tool(self, args: list[str], timeout: float) -> str:
         done = subprocess.run(
-            [sys.executable, "-m", "faultline_harness.diag", kind, "--run-dir", str(self.root / "run")],
+            [sys.executable, "-m", "faultline_harness.diag", *args, "--run-dir", str(self.root / "run")],
             env=_harness_env(), capture_output=True, text=True, timeout=timeout,
         )  # fmt: skip
         return (done.stdout + done.stderr).strip()

@@ -327,11 +327,26 @@
     return text;
   }
 
-  function setRunning(active) {
+  function setRunning(active, run) {
     $("run-btn").disabled = active;
     $("fix-btn").disabled = active;
     $("cancel-btn").disabled = !active;
     for (const id of ["stacks-btn", "memory-btn"]) if ($(id)) $(id).disabled = !active;
+    // Only a plain run pauses; a fix is graded straight through.
+    const pausable = active && run && run.kind !== "fix" && ["queued", "starting", "running"].includes(run.status);
+    const paused = pausable && Boolean(run.paused);
+    $("pause-btn").disabled = !pausable || paused;
+    $("step-btn").disabled = !paused;
+    $("resume-btn").disabled = !paused;
+  }
+
+  // The conditions under which the next plain run stops; empty fields are not sent.
+  function pauseConditions() {
+    const conditions = {};
+    if ($("pause-step").value !== "") conditions.at_step = Number($("pause-step").value);
+    if ($("pause-nonfinite").checked) conditions.on_nonfinite = true;
+    if ($("pause-memory").value !== "") conditions.memory_mib = Number($("pause-memory").value);
+    return conditions;
   }
 
   async function poll() {
@@ -359,7 +374,7 @@
     if ($("run-state").textContent !== state) $("run-state").textContent = state;
     showDiagnostics(data.diagnostics);
     const active = ACTIVE.includes(data.status);
-    setRunning(active);
+    setRunning(active, data);
     if (active || data.events.length === 3000) {
       live.timer = setTimeout(poll, 1000);
     } else {
@@ -444,7 +459,9 @@
     const toggles = Array.from(document.querySelectorAll("input[name=toggle]:checked")).map((el) => el.value);
     files[current] = input.value;
     try {
-      const run = await call("POST", api + "runs/", { files: files, toggles: toggles, fix: fix });
+      const body = { files: files, toggles: toggles, fix: fix };
+      if (!fix) body.pause = pauseConditions();
+      const run = await call("POST", api + "runs/", body);
       dirty = false;
       $("save-state").textContent = t("saved");
       follow(run);
@@ -464,7 +481,7 @@
     for (const key of Object.keys(lastStep)) delete lastStep[key];
     live = { id: run.id, logSeq: 0, eventSeq: 0, timer: null };
     $("run-state").textContent = describe(run);
-    setRunning(true);
+    setRunning(true, run);
     poll();
   }
 
@@ -521,7 +538,7 @@
   $("cancel-btn").addEventListener("click", () => {
     if (live) call("POST", api + "runs/" + live.id + "/cancel/").catch(showError);
   });
-  for (const tool of ["stacks", "memory"]) {
+  for (const tool of ["stacks", "memory", "pause", "step", "resume"]) {
     const button = $(tool + "-btn");
     if (button) {
       button.addEventListener("click", () => {

@@ -243,3 +243,34 @@ def test_a_nan_run_is_honest_on_charts_and_status(candidate_page, screenshot_dir
     assert page.evaluate("window.getSelection().toString()") == "saved model"
     log_toggle.set_checked(not log_toggle.is_checked())
     assert page.evaluate(scale) == ("logarithmic" if log_toggle.is_checked() else "linear")
+
+
+def test_a_nan_run_paused_at_its_first_nan_is_probed_then_resumed(candidate_page, screenshot_dir):
+    page = candidate_page
+    lab = publish("nan-lr-unnormalised")
+    with mock.patch("labs.services.secrets.randbelow", return_value=0):  # variant 0 reaches a NaN loss
+        attempt = open_attempt(page, lab)
+    page.get_by_label("at the first non-finite loss").check()
+    page.get_by_role("button", name="Run", exact=True).click()
+    state = page.locator("#run-state")
+    expect(state).to_contain_text(re.compile(r"paused at step \d+ \(first non-finite loss\)"), timeout=90_000)
+    expect(page.get_by_role("button", name="Pause", exact=True)).to_be_disabled()
+    expect(page.get_by_role("button", name="Step", exact=True)).to_be_enabled()
+    # Held at the NaN, the program can be probed at leisure: its stacks, then its memory and tensors.
+    page.get_by_role("button", name="Stack dump (all ranks)").click()
+    stacks = page.locator("#tool-output details", has_text="stack dump")
+    expect(stacks.locator("pre")).to_contain_text("rank 0", timeout=30_000)
+    expect(stacks.locator("pre button.frame-link").first).to_be_visible()  # a frame of the lab's own code
+    page.get_by_role("button", name="Memory snapshot").click()
+    snapshot = page.locator("#tool-output details", has_text="memory snapshot").last
+    expect(snapshot.locator("pre")).to_contain_text("torch tensors reachable through gc", timeout=30_000)
+    # What the program found at the NaN was captured before it stopped.
+    expect(page.locator("#tool-output summary", has_text="first non-finite loss: rank 0")).to_have_count(1)
+    page.screenshot(path=str(screenshot_dir / "lab-paused.png"), full_page=True)
+    assert "paused at step" in state.inner_text()
+    page.get_by_role("button", name="Resume", exact=True).click()
+    ended = wait_for_run_end(page)
+    assert "finished with non-finite loss" in ended
+    run = attempt.lab_runs.get().run
+    assert [e.kind for e in run.events.filter(kind__in=["paused", "resumed"]).order_by("seq")] == ["paused", "resumed"]
+    assert run.events.filter(kind="resumed").get().data["how"] == "resume"

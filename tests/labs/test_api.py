@@ -228,3 +228,47 @@ def test_the_diagnosis_being_written_is_kept_but_not_scored(attempt_url):
     bad = client.put(url + "diagnosis/draft/", {"root_cause": "no-such-cause", "evidence": ""},
                      content_type="application/json")  # fmt: skip
     assert bad.status_code == 400 and "root_cause" in str(bad.json()["error"]["fields"])
+
+
+def fields(response) -> dict:
+    return response.json()["error"]["fields"]
+
+
+def test_a_plain_run_pauses_where_asked_and_says_so_in_both_languages(attempt_url):
+    client, url = attempt_url
+    refused = post(client, url + "runs/", {"pause": {"at_step": -1}})
+    assert refused.status_code == 400 and "pause.at_step: a whole number" in fields(refused)["pause"][0]
+    refused = post(client, url + "runs/", {"fix": True, "pause": {"at_step": 3}})
+    assert refused.status_code == 400 and "a fix is graded straight through" in fields(refused)["pause"][0]
+    with mock.patch("sandbox.services.enqueue_run"):
+        created = post(client, url + "runs/", {"pause": {"at_step": 3, "on_nonfinite": True, "memory_mib": None}})
+    assert created.status_code == 201, created.content
+    lab_run = LabRun.objects.get(pk=created.json()["id"])
+    run = lab_run.run
+    assert run.control == {"at_step": 3, "on_nonfinite": True} and created.json()["paused"] is None
+
+    assert post(client, url + f"runs/{lab_run.pk}/pause/", {}).status_code == 202
+    assert post(client, url + f"runs/{lab_run.pk}/step/", {}).status_code == 202
+    run.refresh_from_db()
+    assert run.control == {"at_step": 3, "on_nonfinite": True, "now": 1, "release": 1, "step": True}
+    assert run.control_rev == 2
+
+    # The ranks' own reports say where they are held: rank 1 was let go, rank 0 still waits.
+    Run.objects.filter(pk=run.pk).update(status=Run.Status.RUNNING)
+    for seq, (kind, rank, data) in enumerate(
+        [("paused", 0, {"step": 3, "reason": "at step 3, first non-finite loss"}),
+         ("paused", 1, {"step": 3, "reason": "another rank paused"}),
+         ("resumed", 1, {"step": 3, "how": "resume"})],
+        start=1,
+    ):  # fmt: skip
+        run.events.create(seq=seq, kind=kind, rank=rank, t=float(seq), data={"kind": kind, **data})
+    data = client.get(url + f"runs/{lab_run.pk}/").json()
+    assert data["paused"] == {"step": 3, "reason": "at step 3, first non-finite loss", "ranks": [0]}
+    assert data["stage"].startswith("paused at step 3 (step 3 reached, first non-finite loss)")
+    data = client.get(url + f"runs/{lab_run.pk}/", HTTP_ACCEPT_LANGUAGE="zh-hans").json()
+    assert data["stage"].startswith("已在第 3 步暂停（到达第 3 步, 首个非有限损失）")
+
+    Run.objects.filter(pk=run.pk).update(status=Run.Status.PASSED)
+    gone = post(client, url + f"runs/{lab_run.pk}/resume/", {})
+    assert gone.status_code == 400 and "not running any more" in fields(gone)["action"][0]
+    assert client.get(url + f"runs/{lab_run.pk}/").json()["paused"] is None

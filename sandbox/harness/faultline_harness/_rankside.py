@@ -33,7 +33,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from . import postmortem, report
+from . import pausing, postmortem, report
 from .protocol import (
     ENV_DETECT_ANOMALY,
     ENV_FAULTHANDLER_TIMEOUT,
@@ -63,6 +63,7 @@ class _State:
         self.lock = threading.Lock()
         self.optimizer_hooked = False
         self.nonfinite: postmortem.NonFiniteWatch | None = None
+        self.pauser: pausing.Pauser | None = None
         self.steps = 0
         self.steps_reported = 0  # nothing to say until the first step; the exit report always goes out
         self.last_counter_emit = 0.0
@@ -112,6 +113,7 @@ def install() -> None:
     run_dir = os.environ.get(ENV_RUN_DIR)
     if run_dir:
         _state.diag_dir = Path(run_dir) / "diag"
+        _state.pauser = pausing.from_environment(Path(run_dir), rank, report.emit)
 
     _guarded("tracemalloc", _apply_tracemalloc)
     _guarded("faulthandler timeout", _apply_faulthandler_timeout)
@@ -458,8 +460,18 @@ def _hook_nn_module(module: ModuleType) -> None:
 
 
 def _on_report_step(step: int, loss: object) -> None:
+    if not _is_owner():
+        return
+    _capture_nonfinite(step, loss)
+    pauser = _state.pauser
+    if pauser is not None:
+        # After the capture, so a run paused at its first non-finite loss already shows what was found.
+        _guarded("pause at a step", pauser.at_step, step, loss)
+
+
+def _capture_nonfinite(step: int, loss: object) -> None:
     watch = _state.nonfinite
-    if watch is None or not _is_owner():
+    if watch is None:
         return
     try:
         capture = watch.end_step(step, loss, postmortem.stacks_text)

@@ -2,9 +2,11 @@
 
     python3 -m faultline_harness.diag stacks --run-dir RUNDIR [--timeout 3]
     python3 -m faultline_harness.diag memory --run-dir RUNDIR [--timeout 5]
+    python3 -m faultline_harness.diag control --run-dir RUNDIR --settings JSON
 
 ``stacks`` sends SIGUSR1 (faulthandler dump of every thread) and, when py-spy is installed, adds its
-view as well; ``memory`` sends SIGUSR2 (a memory snapshot). Exit codes: 0 when at least one rank
+view as well; ``memory`` sends SIGUSR2 (a memory snapshot); ``control`` replaces the run's pause settings
+(see pausing.py), which the ranks read at their next reported step. Exit codes: 0 when at least one rank
 answered, 1 when none did, 3 when the run is not running.
 """
 
@@ -22,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import procfs
+from . import pausing, procfs
 from .protocol import memory_file_name, stacks_file_name
 
 EXIT_OK = 0
@@ -191,12 +193,36 @@ def build_parser() -> argparse.ArgumentParser:
     memory = sub.add_parser("memory", help="memory snapshot of every rank")
     memory.add_argument("--run-dir", required=True)
     memory.add_argument("--timeout", type=float, default=5.0)
+    control = sub.add_parser("control", help="replace the run's pause settings (a JSON object)")
+    control.add_argument("--run-dir", required=True)
+    control.add_argument("--settings", required=True)
     return parser
+
+
+def write_settings(run_dir: Path, text: str) -> int:
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        print(f"control: --settings is not JSON ({exc})")
+        return EXIT_NO_ANSWER
+    if pausing.parse(data) is None:
+        print("control: --settings must be a JSON object")
+        return EXIT_NO_ANSWER
+    try:
+        pausing.write_control(run_dir, data)
+    except OSError as exc:
+        print(f"control: could not write the settings: {exc}")
+        return EXIT_NO_ANSWER
+    print("settings written")
+    return EXIT_OK
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     run_dir = Path(args.run_dir)
+    if args.command == "control":
+        # Written even when no rank runs yet: ranks starting later read it at their first step.
+        return write_settings(run_dir, args.settings)
     live, problem = load_ranks(run_dir)
     if problem:
         print(problem)

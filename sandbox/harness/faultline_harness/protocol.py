@@ -31,6 +31,15 @@ READY_LINE = "@@fl-zygote-ready"
 # "what" says which: the first non-finite loss, or the memory snapshot taken as the rank exits.
 POSTMORTEM, POSTMORTEM_NONFINITE, POSTMORTEM_MEMORY_AT_EXIT = "postmortem", "nonfinite", "memory_at_exit"
 
+# A rank held at a reported step for the candidate's tools, and let go again (see pausing.py). Reported by
+# the program like any metric: they say what the candidate sees, and on practice runs only they give the
+# run back the time spent paused, up to a cap the worker owns.
+PAUSED, RESUMED = "paused", "resumed"
+# Where a run's pause settings live: the run folder (written by the worker through ``diag control``), and
+# before that file exists, the rank's environment (the conditions chosen before the run started).
+CONTROL_FILE = "control.json"
+ENV_PAUSE = "FAULTLINE_PAUSE"
+
 # Kinds that show a rank is making forward progress (used for heartbeat "since_progress").
 PROGRESS_KINDS = frozenset({"metric", "counter"})
 
