@@ -82,7 +82,7 @@ class Pauser:
     sleep: Callable[[float], None] = time.sleep
     clock: Callable[[], float] = time.monotonic
     memory_bytes: Callable[[], int] = anon_bytes
-    _key: tuple[int, int] | None = None
+    _key: tuple[int, int, int] | None = None
     _control: Control | None = None
     _fired: set[tuple[str, int]] = field(default_factory=set)
     _now_seen: int = 0
@@ -106,7 +106,8 @@ class Pauser:
             st = path.stat()
         except OSError:
             return self._control, False
-        key = (st.st_mtime_ns, st.st_size)
+        # Every write replaces the file, so a new inode shows a change even within one timestamp tick.
+        key = (st.st_ino, st.st_mtime_ns, st.st_size)
         if key == self._key:
             return self._control, False
         self._key = key
