@@ -8,6 +8,8 @@
   const api = root.dataset.api;
   let attempt = JSON.parse(document.getElementById("attempt-data").textContent);
   const T = JSON.parse(document.getElementById("ui-strings").textContent);
+  // Times in the page's language (the browser's own locale may differ from the one chosen on the site).
+  const LANG = document.documentElement.lang || undefined;
   // Fill {name} slots of a translated string.
   const t = (key, values) => T[key].replace(/\{(\w+)\}/g, (_, name) => String(values && name in values ? values[name] : ""));
   let files = Object.assign({}, attempt.files);
@@ -435,6 +437,11 @@
     return name;
   }
 
+  // A tool's state as the page's language says it (the API keeps pending | done | failed).
+  function toolStatus(status) {
+    return T["tool_status_" + status] ? t("tool_status_" + status) : status;
+  }
+
   function showDiagnostics(diagnostics) {
     const shown = JSON.stringify(diagnostics);
     if (shown === shownDiagnostics) return;
@@ -445,7 +452,7 @@
       const details = document.createElement("details");
       details.open = true;
       const summary = document.createElement("summary");
-      summary.textContent = toolTitle(d.kind, d.output) + " · " + d.status;
+      summary.textContent = toolTitle(d.kind, d.output) + " · " + toolStatus(d.status);
       const pre = document.createElement("pre");
       pre.className = "tool-output";
       pre.tabIndex = 0; // a long dump scrolls inside its box, which the keyboard must reach too
@@ -571,7 +578,7 @@
     const choice = document.querySelector("input[name=root_cause]:checked");
     try {
       await call("PUT", api + "diagnosis/draft/", { root_cause: choice ? choice.value : "", evidence: $("evidence").value });
-      $("diagnosis-draft-state").textContent = t("draft_saved", { time: new Date().toLocaleTimeString() });
+      $("diagnosis-draft-state").textContent = t("draft_saved", { time: new Date().toLocaleTimeString(LANG) });
     } catch (error) {
       $("diagnosis-draft-state").textContent = "⚠ " + error.message;
     }
@@ -642,10 +649,10 @@
     list.replaceChildren();
     for (const item of items) {
       const li = document.createElement("li");
-      const when = new Date(item.at).toLocaleTimeString();
+      const when = new Date(item.at).toLocaleTimeString(LANG);
       if (item.type === "tool") {
         // Linked to its run: opening the run lists this output, stacks and statistics included, below the log.
-        const text = when + " · " + toolTitle(item.tool, item.output) + " (" + item.status + ")";
+        const text = when + " · " + toolTitle(item.tool, item.output) + " (" + toolStatus(item.status) + ")";
         const owner = items.find((other) => (other.type === "run" || other.type === "fix") && other.id === item.run);
         if (owner) li.appendChild(runLink(owner, text));
         else li.textContent = text;

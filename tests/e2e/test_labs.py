@@ -274,3 +274,9 @@ def test_a_nan_run_paused_at_its_first_nan_is_probed_then_resumed(candidate_page
     run = attempt.lab_runs.get().run
     assert [e.kind for e in run.events.filter(kind__in=["paused", "resumed"]).order_by("seq")] == ["paused", "resumed"]
     assert run.events.filter(kind="resumed").get().data["how"] == "resume"
+    # The same workspace in Chinese, after the run: every control, check and tool title translated.
+    with page.expect_navigation():
+        page.get_by_role("button", name="简体中文").click()
+    expect(page.get_by_role("button", name="单步")).to_be_visible()
+    expect(page.locator("#pause-nonfinite")).to_be_visible()
+    page.screenshot(path=str(screenshot_dir / "lab-workspace-zh.png"), full_page=True)
