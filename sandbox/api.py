@@ -1,4 +1,4 @@
-"""Sandbox endpoints: backend status, and runs (create, follow live, cancel, diagnose).
+"""Sandbox endpoints: backend status, and runs (create, follow live, cancel, diagnose, pause).
 
 For now runs are started by authors trying programs; lab attempts (candidates)
 create runs through the labs app on top of the same services.
@@ -58,7 +58,7 @@ class RunSerializer(serializers.ModelSerializer):
             "id", "status", "purpose", "queue", "entry", "ranks", "env", "timeout_seconds", "memory_mb", "cpus",
             "gpu", "backend", "created_at", "started_at", "finished_at", "exit_code", "exit_codes", "timed_out",
             "oom_killed", "duration_seconds", "peak_memory_bytes", "error_message", "log_bytes", "log_truncated",
-            "events_truncated", "cancel_requested",
+            "events_truncated", "cancel_requested", "control",
         ]  # fmt: skip
         read_only_fields = fields
 
@@ -70,6 +70,9 @@ class RunCreateSerializer(serializers.Serializer):
     env = serializers.DictField(child=serializers.CharField(max_length=20), default=dict)
     timeout_seconds = serializers.IntegerField(default=60, min_value=5, max_value=600)
     memory_mb = serializers.IntegerField(default=1024, min_value=128, max_value=8192)
+    pause = serializers.JSONField(
+        required=False, help_text='where the ranks stop: {"at_step": N, "on_nonfinite": true, "memory_mib": X}'
+    )
 
     def validate_env(self, env: dict) -> dict:
         unknown = sorted(set(env) - TOGGLES)
@@ -123,8 +126,24 @@ class RunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
                 **new_output(request, run),
                 "diagnostics": DiagnosticSerializer(run.diagnostics.all(), many=True).data,
                 "artifacts": list(run.artifacts.values("name", "size")),
+                "paused": services.pause_state(run),
             }
         )
+
+    @extend_schema(request=None, responses={202: RunSerializer})
+    @action(detail=True, methods=["post"], url_path=r"(?P<control>pause|step|resume)")
+    def control_pause(self, request: Request, pk: str | None = None, control: str = "") -> Response:
+        """``pause`` at the next reported step; ``step`` on to the next one and pause again; ``resume``."""
+        run = self.get_object()
+        try:
+            if control == "pause":
+                services.pause_run(run)
+            else:
+                services.release_run(run, one_step=control == "step")
+        except services.RunRejected as exc:
+            raise ValidationError({"action": [str(exc)]}) from exc
+        run.refresh_from_db()
+        return Response(RunSerializer(run).data, status=status.HTTP_202_ACCEPTED)
 
     @extend_schema(request=None, responses=RunSerializer)
     @action(detail=True, methods=["post"])

@@ -225,6 +225,28 @@ def test_runs_api_is_for_authors_and_validates(login, candidate, author):
     assert client.post(f"/api/sandbox/runs/{run_id}/cancel/").json()["status"] == "cancelled"
 
 
+def test_an_author_pauses_steps_and_resumes_a_run_through_the_api(login, author):
+    client = login(author)
+    with mock.patch("sandbox.services.enqueue_run"):
+        bad = client.post(
+            "/api/sandbox/runs/", {"files": PROGRAM, "pause": {"memory_mib": "lots"}}, content_type="application/json"
+        )
+        assert bad.status_code == 400 and "pause.memory_mib" in bad.json()["error"]["fields"]["pause"][0]
+        created = client.post(
+            "/api/sandbox/runs/", {"files": PROGRAM, "pause": {"at_step": 5}}, content_type="application/json"
+        )
+    run_id = created.json()["id"]
+    assert created.json()["control"] == {"at_step": 5}
+    for action in ("pause", "step", "resume"):
+        assert client.post(f"/api/sandbox/runs/{run_id}/{action}/").status_code == 202
+    body = client.get(f"/api/sandbox/runs/{run_id}/").json()
+    assert body["control"] == {"at_step": 5, "now": 1, "release": 2, "step": False} and body["paused"] is None
+    client.post(f"/api/sandbox/runs/{run_id}/cancel/")
+    refused = client.post(f"/api/sandbox/runs/{run_id}/resume/")
+    assert refused.status_code == 400 and "not running any more" in refused.json()["error"]["fields"]["action"][0]
+    assert client.post(f"/api/sandbox/runs/{run_id}/rewind/").status_code == 404
+
+
 def test_runs_are_private_to_their_owner(login, author):
     from core.roles import Role
     from tests.conftest import make_user
