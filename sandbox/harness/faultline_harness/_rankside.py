@@ -492,11 +492,7 @@ def _capture_nonfinite(step: int, loss: object) -> None:
             "text": capture.text,
         }
     )
-    try:
-        sys.stderr.write(f"faultline-harness: {capture.summary} (details in the run's tool output)\n")
-        sys.stderr.flush()
-    except (OSError, ValueError, AttributeError):
-        pass
+    report.note(f"{capture.summary} (details in the run's tool output)")
 
 
 def _write_diag(name: str, text: str) -> None:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ from typing import Any
 
 from .procfs import anon_bytes
 from .protocol import CONTROL_FILE, ENV_PAUSE, PAUSED, RESUMED
+from .report import note
 
 PAUSE_FILE = "pause.json"
 POLL_S = 0.1
@@ -168,11 +168,23 @@ class Pauser:
             return
         self._pause_seen = pause_id
         self._stepping = False
+        self._spend_conditions(control)
         self._hold(step, reason, released_at)
+
+    def _spend_conditions(self, control: Control) -> None:
+        # A condition stops the run once, not once per rank: ranks that share no collective drift apart,
+        # and one that follows a peer's pause must not stop again when it meets the same condition itself.
+        if control.at_step is not None:
+            self._fired.add(("step", control.at_step))
+        if control.on_nonfinite:
+            self._fired.add(("nonfinite", 0))
+        if control.memory_mib is not None:
+            self._fired.add(("memory", control.memory_mib))
+        self._now_seen = max(self._now_seen, control.now)
 
     def _hold(self, step: int, reason: str, released_at: int) -> None:
         self.emit({"kind": PAUSED, "step": step, "reason": reason})
-        _say(f"paused at step {step} ({reason}); waiting for resume or step")
+        note(f"paused at step {step} ({reason}); waiting for resume or step")
         last_change = self.clock()
         how = "idle time-out"
         while True:
@@ -193,7 +205,7 @@ class Pauser:
                 self._release_seen = control.release
                 break
         self.emit({"kind": RESUMED, "step": step, "how": how})
-        _say(f"resumed at step {step} ({how})")
+        note(f"resumed at step {step} ({how})")
 
 
 def _finite(loss: Any) -> bool:
@@ -207,29 +219,24 @@ def _finite(loss: Any) -> bool:
         return True
 
 
-def _write_json(path: Path, data: dict) -> None:
+def _replace_json(path: Path, data: dict) -> None:
+    """Write the file next to ``path`` and rename it over: a reader never sees half of it."""
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _write_json(path: Path, data: dict) -> None:
     try:
-        tmp.write_text(json.dumps(data), encoding="utf-8")
-        os.replace(tmp, path)
+        _replace_json(path, data)
     except OSError:
         pass  # peers then stop at their own triggers, or in the next collective
 
 
-def _say(text: str) -> None:
-    try:
-        sys.stderr.write(f"faultline-harness: {text}\n")
-        sys.stderr.flush()
-    except (OSError, ValueError, AttributeError):
-        pass
-
-
 def write_control(run_dir: Path, data: dict) -> None:
-    """Replace the run's settings in one step (``diag control``): a rank never reads half a file."""
+    """Replace the run's settings (``diag control``)."""
     run_dir.mkdir(parents=True, exist_ok=True)
-    tmp = run_dir / f"{CONTROL_FILE}.{os.getpid()}.tmp"
-    tmp.write_text(json.dumps(data), encoding="utf-8")
-    os.replace(tmp, run_dir / CONTROL_FILE)
+    _replace_json(run_dir / CONTROL_FILE, data)
 
 
 def from_environment(run_dir: Path, rank: str, emit: Callable[[dict], None]) -> Pauser:

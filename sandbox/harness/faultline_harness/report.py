@@ -59,6 +59,15 @@ def emit(event: dict[str, Any]) -> None:
             pass  # a closed or broken stdout must never take the program down with it
 
 
+def note(text: str) -> None:
+    """One line from the harness for whoever reads the run's log (stderr, prefixed); never raises."""
+    try:
+        sys.stderr.write(f"faultline-harness: {text}\n")
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
 def step(
     step: int,
     *,

@@ -124,3 +124,14 @@ def test_settings_of_the_wrong_shape_are_ignored_not_fatal(tmp_path):
     (tmp_path / "control.json").write_text("[not json")
     rank.pauser.at_step(6, float("nan"))
     assert rank.events == []
+
+
+def test_a_rank_that_followed_a_pause_does_not_stop_again_for_the_same_condition(tmp_path):
+    write(tmp_path, on_nonfinite=True)
+    leader, behind = Harness(tmp_path, rank="0"), Harness(tmp_path, rank="1")
+    leader.during_hold = lambda: write(tmp_path, on_nonfinite=True, release=1)
+    leader.pauser.at_step(6, "nan")
+    behind.pauser.at_step(4, 0.5)  # two steps behind: follows rank 0's pause, let go at once
+    behind.pauser.at_step(5, 0.5)
+    behind.pauser.at_step(6, "nan")  # its own first NaN: the run already stopped for it
+    assert [e[0] for e in behind.held()] == ["paused", "resumed"]
