@@ -99,12 +99,10 @@ def test_every_rank_stops_at_the_first_non_finite_loss_and_pause_now_stops_a_run
     with executing(run):
         wait_for(lambda: paused_count(run) == 2, 90, "both ranks at their first NaN")
         held = {e.rank: (e.data["step"], e.data["reason"]) for e in run.events.filter(kind="paused")}
-        # These ranks share no collective, so one may be behind the other: it stops at its own next step,
-        # following the rank that met the NaN first.
-        assert set(held) == {0, 1} and (6, "first non-finite loss") in held.values(), held
-        assert all(
-            h == (6, "first non-finite loss") or (h[0] <= 6 and h[1] == "another rank paused") for h in held.values()
-        )
+        # Two ranks: the first NaN (step 6 on the rank that got there first) is announced for step 7, so that
+        # ranks in lockstep stop together. These two share no collective: one ahead stops at its next step.
+        assert set(held) == {0, 1} and (7, "first non-finite loss") in held.values(), held
+        assert all(step >= 7 and reason == "first non-finite loss" for step, reason in held.values()), held
         # What was captured at the NaN (before the pause) can be read while the run is held.
         wait_for(lambda: run.diagnostics.filter(kind="nonfinite").exists(), 10, "the non-finite capture")
         services.release_run(Run.objects.get(pk=run.pk), one_step=False)
@@ -116,6 +114,48 @@ def test_every_rank_stops_at_the_first_non_finite_loss_and_pause_now_stops_a_run
         services.release_run(Run.objects.get(pk=run.pk), one_step=False)
     assert run.status == "passed", (run.error_message, log_of(run))
     assert run.events.filter(kind="resumed").count() == 4
+
+
+# Two ranks in lockstep: one all-reduce per step, with a 10 s collective timeout. Only rank 1's loss turns
+# NaN (at step 5); rank 0 never sees it.
+LOCKSTEP = textwrap.dedent(
+    """
+    import os
+    from datetime import timedelta
+
+    import torch
+    import torch.distributed as dist
+    from faultline_harness import report
+
+    dist.init_process_group(os.environ["FAULTLINE_DIST_BACKEND"], timeout=timedelta(seconds=10))
+    rank = dist.get_rank()
+    for step in range(12):
+        total = torch.ones(1)
+        dist.all_reduce(total)
+        loss = float("nan") if rank == 1 and step == 5 else 1.0 / (step + 1)
+        report.step(step, loss=loss)
+    dist.destroy_process_group()
+    print("rank", rank, "done", flush=True)
+    """
+)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_ranks_in_lockstep_stop_at_the_same_step_and_outlast_the_collective_timeout_while_held(settings):
+    settings.SANDBOX_BACKEND = "process"
+    run = services.create_run(
+        owner=None, files={"main.py": LOCKSTEP}, ranks=2, timeout_seconds=60, pause={"on_nonfinite": True}
+    )
+    with executing(run):
+        wait_for(lambda: paused_count(run) == 2, 90, "both ranks held")
+        held = {(e.rank, e.data["step"]) for e in run.events.filter(kind="paused")}
+        # Rank 1 met the NaN at step 5 and announced step 6: rank 0 may already have been past step 5's
+        # check, and could not be past step 6's (its all-reduce needs rank 1).
+        assert held == {(0, 6), (1, 6)}
+        time.sleep(13)  # longer than the collective timeout: no rank is inside a collective
+        services.release_run(Run.objects.get(pk=run.pk), one_step=False)
+    assert run.status == "passed", (run.error_message, log_of(run))
+    assert "rank 0 done" in log_of(run) and "rank 1 done" in log_of(run)
 
 
 @pytest.mark.django_db

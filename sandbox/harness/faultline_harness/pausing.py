@@ -7,9 +7,10 @@ steps, holding no collective -- until it is told to resume, to take one more ste
 the run for ``idle_seconds``. While it waits, stack dumps and memory snapshots work as usual (the main
 thread sleeps in short slices, so Python signal handlers run; SIGUSR2 is served by the service thread).
 
-Every rank follows the first one that stops: it writes ``pause.json`` in the run folder, and the others
-stop at their own next step. Settings come from ``control.json`` in the run folder, which the worker
-rewrites (``python3 -m faultline_harness.diag control``); until it exists, from ``FAULTLINE_PAUSE``.
+Every rank stops at the same step: the first rank to meet a condition announces the pause in
+``pause.json`` in the run folder (see ``Pauser.at_step`` for which step), and the others stop there too.
+Settings come from ``control.json`` in the run folder, which the worker rewrites
+(``python3 -m faultline_harness.diag control``); until it exists, from ``FAULTLINE_PAUSE``.
 
 The program could write those files itself: that only pauses the program. What the platform measures is
 unaffected, and a graded run gets no time back for a pause.
@@ -27,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from .procfs import anon_bytes
-from .protocol import CONTROL_FILE, ENV_PAUSE, PAUSED, RESUMED
+from .protocol import CONTROL_FILE, ENV_PAUSE, ENV_WORLD_SIZE, PAUSED, RESUMED
 from .report import note
 
 PAUSE_FILE = "pause.json"
@@ -72,6 +73,20 @@ def parse(data: Any) -> Control | None:
 
 
 @dataclass
+class Announced:
+    """A pause as one rank announced it in ``pause.json``: every rank stops at ``step`` or at its first
+    reported step after it, and a release counted above ``release`` lets it go."""
+
+    id: int = 0
+    step: int = 0
+    release: int = 0
+    reason: str = ""
+
+    def as_dict(self, rank: str) -> dict:
+        return {"id": self.id, "step": self.step, "release": self.release, "reason": self.reason, "rank": rank}
+
+
+@dataclass
 class Pauser:
     """One rank's pause state; ``at_step`` is called from ``report.step`` in the rank's own process."""
 
@@ -79,6 +94,7 @@ class Pauser:
     rank: str
     emit: Callable[[dict], None]
     env_text: str = ""
+    world_size: int = 1
     sleep: Callable[[float], None] = time.sleep
     clock: Callable[[], float] = time.monotonic
     memory_bytes: Callable[[], int] = anon_bytes
@@ -117,59 +133,72 @@ class Pauser:
             pass  # caught mid-replace or garbled: keep the last good settings
         return self._control, True
 
-    def _peer_pause(self) -> tuple[int, int]:
-        """The latest pause any rank began: its id, and how many releases there had been before it."""
+    def _announced(self) -> Announced:
+        """The latest pause any rank announced (id 0: none)."""
         try:
             data = json.loads((self.run_dir / PAUSE_FILE).read_text(encoding="utf-8"))
         except (OSError, ValueError):
-            return 0, 0
+            return Announced()
         if not isinstance(data, dict):
-            return 0, 0
-        return _int_or_none(data.get("id")) or 0, _int_or_none(data.get("release")) or 0
+            return Announced()
+        return Announced(
+            id=_int_or_none(data.get("id")) or 0,
+            step=_int_or_none(data.get("step")) or 0,
+            release=_int_or_none(data.get("release")) or 0,
+            reason=str(data.get("reason", ""))[:200],
+        )
 
     # ---- the step hook -------------------------------------------------------------------------------
 
-    def _own_reason(self, control: Control, step: int, loss: Any) -> str | None:
-        reasons = []
+    def _own_reasons(self, control: Control, step: int, loss: Any) -> tuple[list[str], list[str]]:
+        """Conditions met at this step: (those every rank meets at the same step, those only this rank sees)."""
+        shared, own = [], []
         if self._stepping:
-            reasons.append("stepped")
-        if control.now > self._now_seen:
-            self._now_seen = control.now
-            reasons.append("asked")
+            shared.append("stepped")
         if control.at_step is not None and step >= control.at_step and ("step", control.at_step) not in self._fired:
             self._fired.add(("step", control.at_step))
-            reasons.append(f"at step {control.at_step}")
+            shared.append(f"at step {control.at_step}")
+        if control.now > self._now_seen:
+            self._now_seen = control.now
+            own.append("asked")
         if control.on_nonfinite and ("nonfinite", 0) not in self._fired and not _finite(loss):
             self._fired.add(("nonfinite", 0))
-            reasons.append("first non-finite loss")
+            own.append("first non-finite loss")
         if control.memory_mib is not None and ("memory", control.memory_mib) not in self._fired:
             if self.memory_bytes() > control.memory_mib * MIB:
                 self._fired.add(("memory", control.memory_mib))
-                reasons.append(f"memory over {control.memory_mib} MiB")
-        return ", ".join(reasons) or None
+                own.append(f"memory over {control.memory_mib} MiB")
+        return shared, own
 
     def at_step(self, step: int, loss: Any) -> None:
         control, _ = self._read()
         if control is None or not (control.wants_anything or self._stepping):
             return
-        reason = self._own_reason(control, step, loss)
-        peer, peer_release = self._peer_pause()
-        if peer > self._pause_seen:
-            # Following a pause that began elsewhere: a release sent since then (before this rank got
-            # here) lets this rank through at once, so no rank waits for a resume that was already given.
-            pause_id, reason, released_at = peer, reason or "another rank paused", peer_release
-        elif reason is not None:
-            # Only a release sent after this pause began lets it go; older ones were spent on earlier pauses.
-            pause_id, released_at = peer + 1, max(control.release, self._release_seen)
-            _write_json(
-                self.run_dir / PAUSE_FILE, {"id": pause_id, "rank": self.rank, "step": step, "release": released_at}
+        shared, own = self._own_reasons(control, step, loss)
+        announced = self._announced()
+        if announced.id <= self._pause_seen and (shared or own):
+            # Ranks in lockstep (one collective per step) must stop at the same step, or the one that went
+            # on waits in the next collective for the one that stopped, until its timeout kills it. A
+            # condition every rank meets at this very step stops them here. One only this rank sees (a NaN
+            # in its own loss, its memory, a request it read first) is announced for the next step: a peer
+            # cannot be past that one, since its next collective needs this rank.
+            here = bool(shared) or self.world_size == 1
+            announced = Announced(
+                id=announced.id + 1,
+                step=step if here else step + 1,
+                release=max(control.release, self._release_seen),
+                reason=", ".join(shared + own),
             )
-        else:
+            _write_json(self.run_dir / PAUSE_FILE, announced.as_dict(self.rank))
+            self._spend_conditions(control)
+        if announced.id <= self._pause_seen or step < announced.step:
             return
-        self._pause_seen = pause_id
+        # A release sent after the announcement, before this rank got here, lets it through at once: no rank
+        # waits for a resume that was already given. Older releases were spent on earlier pauses.
+        self._pause_seen = announced.id
         self._stepping = False
         self._spend_conditions(control)
-        self._hold(step, reason, released_at)
+        self._hold(step, announced.reason or "another rank paused", announced.release)
 
     def _spend_conditions(self, control: Control) -> None:
         # A condition stops the run once, not once per rank: ranks that share no collective drift apart,
@@ -240,4 +269,8 @@ def write_control(run_dir: Path, data: dict) -> None:
 
 
 def from_environment(run_dir: Path, rank: str, emit: Callable[[dict], None]) -> Pauser:
-    return Pauser(run_dir=run_dir, rank=rank, emit=emit, env_text=os.environ.get(ENV_PAUSE, ""))
+    try:
+        world_size = max(1, int(os.environ.get(ENV_WORLD_SIZE, "1")))
+    except ValueError:
+        world_size = 1
+    return Pauser(run_dir=run_dir, rank=rank, emit=emit, env_text=os.environ.get(ENV_PAUSE, ""), world_size=world_size)

@@ -13,14 +13,16 @@ class Harness:
     """One rank's Pauser on a run folder; time passes only when the rank sleeps, and ``during_hold`` is
     called on every sleep (to play the worker writing new settings)."""
 
-    def __init__(self, run_dir: Path, rank: str = "0", env: dict | None = None, memory: int = 0) -> None:
+    def __init__(
+        self, run_dir: Path, rank: str = "0", env: dict | None = None, memory: int = 0, world_size: int = 1
+    ) -> None:
         self.now = 0.0
         self.events: list[dict] = []
         self.during_hold = lambda: None
         self.memory = memory
         self.pauser = pausing.Pauser(
             run_dir=run_dir, rank=rank, emit=self.events.append, env_text=json.dumps(env) if env else "",
-            sleep=self._sleep, clock=lambda: self.now, memory_bytes=lambda: self.memory,
+            sleep=self._sleep, clock=lambda: self.now, memory_bytes=lambda: self.memory, world_size=world_size,
         )  # fmt: skip
 
     def _sleep(self, seconds: float) -> None:
@@ -98,14 +100,24 @@ def test_a_follower_stops_at_the_pause_another_rank_began_and_passes_a_release_i
     assert len(follower.events) == 2
 
 
-def test_a_rank_that_did_not_trigger_follows_a_peers_pause(tmp_path):
+def test_ranks_in_lockstep_stop_together_one_step_after_a_nan_only_one_of_them_saw(tmp_path):
     write(tmp_path, on_nonfinite=True)
-    leader, follower = Harness(tmp_path, rank="0"), Harness(tmp_path, rank="1")
-    leader.during_hold = lambda: write(tmp_path, on_nonfinite=True, release=1)
-    leader.pauser.at_step(3, "nan")  # report.step sends NaN as the string "nan"
-    follower.during_hold = lambda: None
-    follower.pauser.at_step(3, 0.5)  # its own loss is finite; it stops because rank 0 did
-    assert follower.held()[0] == ("paused", 3, "another rank paused")
+    rank0, rank1 = Harness(tmp_path, rank="0", world_size=2), Harness(tmp_path, rank="1", world_size=2)
+    rank1.pauser.at_step(5, 0.5)  # rank 1 already checked step 5 and went on (into step 6's collective)
+    rank0.pauser.at_step(5, "nan")  # report.step sends NaN as the string "nan"; only rank 0's loss is NaN
+    # Had rank 0 stopped at step 5, rank 1 would wait in step 6's collective until its timeout. Both stop
+    # at step 6 instead, which rank 1 cannot pass without rank 0.
+    assert rank0.events == []
+    for rank in (rank0, rank1):
+        rank.during_hold = lambda: write(tmp_path, on_nonfinite=True, release=1)
+        rank.pauser.at_step(6, "nan" if rank is rank0 else 0.5)
+        assert rank.held() == [("paused", 6, "first non-finite loss"), ("resumed", 6, "resume")]
+    # A condition every rank meets at the same step stops them at that step.
+    write(tmp_path, at_step=9, release=1)
+    for rank in (rank0, rank1):
+        rank.during_hold = lambda: write(tmp_path, at_step=9, release=2)
+        rank.pauser.at_step(9, 0.5)
+        assert rank.held()[-2] == ("paused", 9, "at step 9")
 
 
 def test_memory_over_the_limit_stops_the_rank_once(tmp_path):
@@ -131,7 +143,8 @@ def test_a_rank_that_followed_a_pause_does_not_stop_again_for_the_same_condition
     leader, behind = Harness(tmp_path, rank="0"), Harness(tmp_path, rank="1")
     leader.during_hold = lambda: write(tmp_path, on_nonfinite=True, release=1)
     leader.pauser.at_step(6, "nan")
-    behind.pauser.at_step(4, 0.5)  # two steps behind: follows rank 0's pause, let go at once
-    behind.pauser.at_step(5, 0.5)
-    behind.pauser.at_step(6, "nan")  # its own first NaN: the run already stopped for it
-    assert [e[0] for e in behind.held()] == ["paused", "resumed"]
+    behind.pauser.at_step(4, 0.5)  # no collective between them: two steps behind, it goes on to step 6
+    assert behind.events == []
+    behind.pauser.at_step(6, "nan")  # stops where the run stopped, let go at once (released already)
+    behind.pauser.at_step(7, "nan")  # its own first NaN was the same condition: the run already stopped
+    assert behind.held() == [("paused", 6, "first non-finite loss"), ("resumed", 6, "resume")]
