@@ -161,13 +161,6 @@ class AttemptRunView(APIView):
         )
 
 
-PAUSE_ACTIONS = {
-    "pause": sandbox_services.pause_run,
-    "resume": lambda run: sandbox_services.release_run(run, one_step=False),
-    "step": lambda run: sandbox_services.release_run(run, one_step=True),
-}
-
-
 class AttemptRunActionView(APIView):
     """``cancel``; ``pause`` (at the next reported step), ``resume`` or ``step`` (on to the next step and
     pause again) on a plain run; or a tool while the program runs: ``stacks`` (every thread of every rank)
@@ -181,9 +174,9 @@ class AttemptRunActionView(APIView):
         if action == "cancel":
             sandbox_services.cancel_run(lab_run.run)
             return Response(lab_run_payload(lab_run, get_language()), status=status.HTTP_202_ACCEPTED)
-        if action in PAUSE_ACTIONS:
+        if action in sandbox_services.PAUSE_CONTROLS:
             try:
-                PAUSE_ACTIONS[action](lab_run.run)
+                sandbox_services.control_run(lab_run.run, action)
             except sandbox_services.RunRejected as exc:
                 raise ValidationError({"action": [str(exc)]}) from exc
             return Response(lab_run_payload(lab_run, get_language()), status=status.HTTP_202_ACCEPTED)

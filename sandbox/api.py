@@ -136,10 +136,7 @@ class RunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         """``pause`` at the next reported step; ``step`` on to the next one and pause again; ``resume``."""
         run = self.get_object()
         try:
-            if control == "pause":
-                services.pause_run(run)
-            else:
-                services.release_run(run, one_step=control == "step")
+            services.control_run(run, control)
         except services.RunRejected as exc:
             raise ValidationError({"action": [str(exc)]}) from exc
         run.refresh_from_db()

@@ -137,6 +137,20 @@ def release_run(run: Run, one_step: bool) -> None:
     _change_control(run, lambda control: control.update(release=control.get("release", 0) + 1, step=one_step))
 
 
+PAUSE_CONTROLS = ("pause", "step", "resume")
+
+
+def control_run(run: Run, action: str) -> None:
+    """One of ``PAUSE_CONTROLS``: ``pause`` at the next reported step, ``step`` on to the next one and pause
+    again, ``resume``."""
+    if action == "pause":
+        pause_run(run)
+    elif action in PAUSE_CONTROLS:
+        release_run(run, one_step=action == "step")
+    else:
+        raise RunRejected(f"action: one of {', '.join(PAUSE_CONTROLS)}")
+
+
 def _change_control(run: Run, change) -> None:
     locked = Run.objects.select_for_update().get(pk=run.pk)
     if locked.purpose not in pausing.PAUSABLE_PURPOSES:

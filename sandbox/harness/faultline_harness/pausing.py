@@ -218,13 +218,10 @@ class Pauser:
         how = "idle time-out"
         while True:
             self.sleep(POLL_S)
-            current, changed = self._read()
+            # Never None here: a pause began from settings, and the last good ones are kept.
+            control, changed = self._read()
             if changed:
                 last_change = self.clock()
-            if current is None:
-                how = "settings removed"
-                break
-            control = current
             if control.release > released_at:
                 self._release_seen = control.release
                 self._stepping = control.step
