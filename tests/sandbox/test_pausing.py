@@ -207,3 +207,24 @@ def test_a_run_killed_at_its_deadline_while_paused_gets_no_more_than_the_budget(
     watcher.pause_clock._since -= 10 * pausing.PAUSE_BUDGET_S
     watcher._extend_for_pauses()
     assert watcher.extended == pausing.PAUSE_BUDGET_S
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_program_that_claims_to_be_paused_gets_no_time_on_a_run_that_is_not_practice(settings):
+    settings.SANDBOX_BACKEND = "process"
+    forged = textwrap.dedent(
+        """
+        import json, os, time
+        from faultline_harness import report
+        # Writes the settings a paused rank would read and says it is paused, then works on past its limit.
+        open(os.path.join(os.environ["FAULTLINE_RUN_DIR"], "control.json"), "w").write(json.dumps({"now": 1}))
+        report.emit({"kind": "paused", "step": 0, "reason": "asked"})
+        time.sleep(30)
+        """
+    )
+    run = services.create_run(owner=None, files={"main.py": forged}, timeout_seconds=5, purpose="audit")
+    started = time.monotonic()
+    runner.execute_run(run.pk)
+    run.refresh_from_db()
+    assert run.timed_out and time.monotonic() - started < 5 + 15
+    assert run.events.filter(kind="paused").exists()  # shown as the program's own claim, nothing more
