@@ -61,6 +61,7 @@ class GraderJob:
     artifacts: dict[str, bytes] = field(default_factory=dict)
     memory_bytes: int = GRADER_MIN_MEMORY_BYTES
     cpus: float = 1.0
+    cpu_weight: int = 1024  # the graded run's (sandbox.models.Run.cpu_weight)
     timeout_seconds: float = GRADER_TIMEOUT_SECONDS
 
 
@@ -77,8 +78,8 @@ def grader_image() -> str:
 
 def grader_limits(job: GraderJob) -> ExecutionLimits:
     return ExecutionLimits(
-        timeout_seconds=job.timeout_seconds, memory_bytes=job.memory_bytes, cpus=job.cpus, pids=128,
-        work_bytes=256 * 1024**2, tmp_bytes=64 * 1024**2, file_size_bytes=256 * 1024**2, open_files=512,
+        timeout_seconds=job.timeout_seconds, memory_bytes=job.memory_bytes, cpus=job.cpus, cpu_weight=job.cpu_weight,
+        pids=128, work_bytes=256 * 1024**2, tmp_bytes=64 * 1024**2, file_size_bytes=256 * 1024**2, open_files=512,
     )  # fmt: skip
 
 

@@ -121,6 +121,7 @@ def evaluate_with_grader(
         artifacts=dict(RunArtifact.objects.filter(run=run).values_list("name", "content"))
         | {SUBMITTED_CODE: submitted_code(run.files, spec).encode()},
         memory_bytes=max(2048, int(resources["memory_mb"])) * 1024**2, cpus=max(1.0, float(resources["cpus"])),
+        cpu_weight=run.cpu_weight,
     )  # fmt: skip
     now = int(time.time())
     labels = {

@@ -59,7 +59,10 @@ def reference_levels(
     if measuring:
         measuring()
     # Executed here, by the worker grading the fix: it belongs to that worker like the fix's own run.
-    reference = run_variant(lab_run.version, lab_run.seed, REFERENCE, worker_name=lab_run.run.worker or "grading")
+    reference = run_variant(
+        lab_run.version, lab_run.seed, REFERENCE, worker_name=lab_run.run.worker or "grading",
+        priority=lab_run.run.priority,  # the candidate waits for it: not background work
+    )  # fmt: skip
     levels = stored(lab_run, source)
     missing = [check["name"] for check in checks if check["name"] not in levels]
     if missing:

@@ -17,9 +17,17 @@ from sandbox.runner import execute_run
 from sandbox.services import create_run
 
 
-def run_variant(version: LabVersion, seed: int, variant: str, owner=None, worker_name: str = "validatelab") -> LabRun:
+def run_variant(
+    version: LabVersion,
+    seed: int,
+    variant: str,
+    owner=None,
+    worker_name: str = "validatelab",
+    priority: int | None = None,
+) -> LabRun:
     """``variant``: ``baseline`` (the faulty program), ``solution`` or ``bad:<name>``. ``worker_name``: who
-    executes it (the reaper tells a run whose worker restarted by it)."""
+    executes it (the reaper tells a run whose worker restarted by it). ``priority``: a ``Run.Priority``;
+    validation's own (background) by default, the graded fix's when a candidate waits for this run."""
     spec = version.spec
     overlay = None if variant == "baseline" else variant
     resources = spec["resources"]
@@ -28,7 +36,7 @@ def run_variant(version: LabVersion, seed: int, variant: str, owner=None, worker
             owner=owner, files=program_for(version, seed, overlay, hidden=True), entry=spec["grade_entry"],
             ranks=resources["ranks"], timeout_seconds=resources["timeout_seconds"],
             memory_mb=resources["memory_mb"], cpus=resources["cpus"],
-            gpu=resources["gpu"], purpose="validate", enqueue=False,
+            gpu=resources["gpu"], purpose="validate", enqueue=False, priority=priority,
             env=services_env(spec, variant_values(spec, seed), graded=True),
         )  # fmt: skip
         lab_run = LabRun.objects.create(run=run, version=version, kind=LabRun.Kind.VALIDATE, seed=seed, variant=variant)

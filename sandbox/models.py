@@ -43,6 +43,10 @@ class Run(models.Model):
         PRACTICE = 1
         VALIDATION = 2
 
+    # What each priority weighs on a contended worker's cores (its containers' and its grader's cpu_shares):
+    # a candidate waiting for a result runs ahead of the validation a fresh platform does in the background.
+    CPU_WEIGHTS = {Priority.INTERVIEW: 2048, Priority.PRACTICE: 1024, Priority.VALIDATION: 128}
+
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="runs")
     priority = models.PositiveSmallIntegerField(choices=Priority.choices, default=Priority.PRACTICE)
     purpose = models.CharField(max_length=20, default="run", help_text="run, grade or validate")
@@ -90,6 +94,10 @@ class Run(models.Model):
 
     def __str__(self) -> str:
         return f"run {self.pk} ({self.status})"
+
+    @property
+    def cpu_weight(self) -> int:
+        return self.CPU_WEIGHTS.get(self.priority, self.CPU_WEIGHTS[self.Priority.PRACTICE])
 
     @property
     def is_terminal(self) -> bool:

@@ -219,6 +219,7 @@ def limits_for(run: Run, gpu_index: int | None = None) -> ExecutionLimits:
         cpus=run.cpus,
         gpu=gpu_index is not None,
         gpu_index=gpu_index,
+        cpu_weight=run.cpu_weight,
     )
 
 

@@ -45,6 +45,9 @@ class ExecutionLimits:
     artifact_file_bytes: int = 32 * 1024 * 1024
     gpu: bool = False
     gpu_index: int | None = None  # the GPU this run holds on its worker (one run per GPU)
+    # The container's share of the CPU when the worker's cores are contended (Docker's cpu_shares; 1024 is
+    # Docker's default). It never caps a run: `cpus` does. It decides who waits when runs compete.
+    cpu_weight: int = 1024
 
     @property
     def work_tmpfs_bytes(self) -> int:

@@ -70,6 +70,7 @@ def container_config(
         "mem_limit": limits.memory_bytes,
         "memswap_limit": limits.memory_bytes,  # equal to the memory limit: no swap
         "nano_cpus": int(limits.cpus * 1e9),
+        "cpu_shares": limits.cpu_weight,
         "shm_size": 256 * 1024 * 1024,  # DataLoader workers pass batches through /dev/shm
         "ulimits": [
             Ulimit(name="fsize", soft=limits.file_size_bytes, hard=limits.file_size_bytes),

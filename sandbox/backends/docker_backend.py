@@ -146,6 +146,12 @@ class DockerSandbox(Sandbox):
         if container is None or container.status != "running":
             self._pool.discard(lease)
             return False
+        if self.limits.cpu_weight != lease.profile.limits.cpu_weight:
+            try:
+                container.update(cpu_shares=self.limits.cpu_weight)
+            except DockerException:
+                self._pool.discard(lease)
+                return False
         self.container, self.host_dir, self.warm = container, lease.slot, True
         try:
             self._attach()  # before the job exists: the zygote prints nothing until then

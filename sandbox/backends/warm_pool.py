@@ -62,7 +62,8 @@ class Profile:
 
     @classmethod
     def of(cls, image: str, limits: ExecutionLimits) -> Profile:
-        return cls(image, replace(limits, timeout_seconds=0, artifact_bytes=0, artifact_file_bytes=0))
+        # The CPU weight is set when a run takes the container: validation and candidates share one pool.
+        return cls(image, replace(limits, timeout_seconds=0, artifact_bytes=0, artifact_file_bytes=0, cpu_weight=1024))
 
     @property
     def kind(self) -> str:

@@ -26,8 +26,9 @@
     const text = run.stage || run.outcome;
     // Only a changed text is written: rewriting the same words would have them announced again.
     if (stage && text && stage.textContent !== text) stage.textContent = text;
-    if (ACTIVE.includes(run.status)) setTimeout(poll, 2000);
+    // Grading takes seconds and the verdict is what the candidate is waiting for: ask more often then.
+    if (ACTIVE.includes(run.status)) setTimeout(poll, run.status === "grading" ? 400 : 1500);
   }
 
-  setTimeout(poll, 1000);
+  setTimeout(poll, 500);
 })();

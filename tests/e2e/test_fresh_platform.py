@@ -29,6 +29,7 @@ import socket
 import subprocess
 import threading
 import time
+import urllib.request
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -78,6 +79,21 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def wait_for_health(url: str, proc: subprocess.Popen, seconds: float = 120) -> None:
+    """The banner is printed as gunicorn starts; its workers answer a moment later."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            with urllib.request.urlopen(url + "/healthz", timeout=5) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            pass
+        assert proc.poll() is None, "make run stopped right after starting"
+        assert time.monotonic() < deadline, f"{url}/healthz did not answer within {seconds:.0f} s"
+        time.sleep(0.5)
+
+
 @pytest.fixture(scope="module")
 def platform(tmp_path_factory):
     clone = tmp_path_factory.mktemp("fresh") / "faultline"
@@ -110,6 +126,7 @@ def platform(tmp_path_factory):
             assert proc.poll() is None, "make run stopped before serving:\n" + "".join(lines[-60:])
             assert time.monotonic() - started < 30 * 60, "make run did not serve within 30 minutes"
         found = Platform(url=f"http://127.0.0.1:{port}", clone=clone, started=started)
+        wait_for_health(found.url, proc)
         for line in lines:
             match = re.match(r"\s+(\S+)\s+user (\S+)\s+password (\S+)", line)
             if match:

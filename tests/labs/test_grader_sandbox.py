@@ -22,6 +22,7 @@ import torch
 from labs import grader_sandbox
 from labs.grader_api import CandidateOutputError, GradeContext, max_param_diff, r2, weights_finite
 from labs.grader_sandbox import GraderFault, GraderJob, run_grader
+from tests.sandbox.cgroup_weight import as_seen_inside
 
 MIB = 1024 * 1024
 
@@ -238,6 +239,23 @@ def test_the_grader_reports_its_start_and_then_its_run_for_the_candidates_page()
         on_start=lambda: seen.append("starting"), on_running=lambda: seen.append("running"),
     )  # fmt: skip
     assert seen == ["starting", "running"] and answer.metrics == {"one": 1.0}
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize("shares", [128, 1024])
+def test_the_grader_weighs_on_the_cpu_as_the_run_it_grades(shares):
+    """Grading a validation run is background work too; grading a candidate's fix is not."""
+    source = """
+from pathlib import Path
+
+def evaluate(ctx):
+    v1, v2 = Path("/sys/fs/cgroup/cpu/cpu.shares"), Path("/sys/fs/cgroup/cpu.weight")
+    found = v1 if v1.exists() else v2
+    return {"value": float(found.read_text()), "v2": float(found == v2)}
+"""
+    answer = run_grader(job(source, cpu_weight=shares), {}, require_container=True)
+    file = "cpu.weight" if answer.metrics["v2"] else "cpu.shares"
+    assert answer.metrics["value"] == as_seen_inside(shares, file)
 
 
 def test_without_docker_a_sandboxed_runs_grader_fails_and_others_fall_back_with_a_warning(monkeypatch, caplog):

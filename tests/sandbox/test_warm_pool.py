@@ -17,6 +17,7 @@ from sandbox.backends import warm_pool
 from sandbox.backends.base import ExecutionLimits, ProgramSpec
 from sandbox.harness.faultline_harness.protocol import READY_LINE as ZYGOTE_READY
 from sandbox.models import Run
+from tests.sandbox.cgroup_weight import READ_WEIGHT, as_seen_inside
 from tests.sandbox.helpers import HANG, containers_of, in_background, log_of, start_worker, wait_for
 
 pytestmark = [pytest.mark.docker, pytest.mark.django_db(transaction=True)]
@@ -147,6 +148,15 @@ def test_each_warm_run_gets_a_fresh_container_that_is_removed_after(pool):
     assert second.container_id != first.container_id
     assert "[r0] two False" in log_of(second)
     assert containers_of(second) == []
+
+
+def test_a_warm_container_taken_for_validation_gets_validations_cpu_weight(pool):
+    """Validation and candidates share one pool of containers made at the default weight: the run that takes
+    one sets it to its own priority's."""
+    run = warm_run(pool, READ_WEIGHT, priority=Run.Priority.VALIDATION)
+    assert run.status == "passed", log_of(run)
+    file, value = next(line.split()[1:3] for line in log_of(run).splitlines() if "cpu." in line)
+    assert int(value) == as_seen_inside(Run(priority=Run.Priority.VALIDATION).cpu_weight, file)
 
 
 def test_warm_container_is_as_locked_down_as_a_cold_one(pool):
