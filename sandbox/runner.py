@@ -9,6 +9,7 @@ platform ends it as ``error``, which is never counted against a candidate.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import socket
@@ -24,7 +25,7 @@ from django.utils import timezone
 
 from core.errortext import first_line
 from sandbox import dispatch, pausing
-from sandbox.backends import ExecutionLimits, ProgramSpec, SandboxError, open_sandbox
+from sandbox.backends import ExecutionLimits, ProgramSpec, SandboxError, open_sandbox, warm_pool
 from sandbox.gpuslots import claim_gpu
 from sandbox.harness.faultline_harness import protocol
 from sandbox.instance import INSTANCE_LABEL, instance_id
@@ -308,44 +309,47 @@ def _execute(run: Run, backend: str, hostname: str, gpu_index: int | None = None
     }
     clock = pausing.PauseClock() if pausable else None
     state = StreamState(run_id=run.pk, pause_clock=clock)
-    with open_sandbox(backend, program, limits, labels) as box:
-        box.start()
-        moved = Run.transition(
-            run.pk, [Run.Status.STARTING], Run.Status.RUNNING,
-            backend=backend, started_at=timezone.now(), deadline_at=deadline,
-            container_id=getattr(box, "container_id", ""),
-        )  # fmt: skip
-        if not moved:  # cancelled between claim and start
-            box.kill()
-            return Run.objects.get(pk=run.pk).status
-        watcher = _Watcher(
-            run.pk, box, deadline_monotonic=time.monotonic() + run.timeout_seconds, deadline_at=deadline,
-            pause_clock=clock, control_rev=run.control_rev, control=run.control,
-        )  # fmt: skip
-        watcher.start()
-        last_flush = time.monotonic()
-        try:
-            for line in box.lines():
-                state.add_line(line)
-                if state.due(last_flush):
-                    state.flush()
-                    last_flush = time.monotonic()
-        finally:
-            watcher.stop()
-        if watcher.deadline_stacks is not None:
-            status, output = watcher.deadline_stacks
-            RunDiagnostic.objects.create(
-                run_id=run.pk, kind=RunDiagnostic.Kind.STACKS, status=status, output=output,
-                finished_at=timezone.now(),
+    # A judged run's grader needs the cores the run had: the warm pool refills once the run is judged,
+    # not as its container goes.
+    with warm_pool.held() if judge_for(run.purpose) is not None else contextlib.nullcontext():
+        with open_sandbox(backend, program, limits, labels) as box:
+            box.start()
+            moved = Run.transition(
+                run.pk, [Run.Status.STARTING], Run.Status.RUNNING,
+                backend=backend, started_at=timezone.now(), deadline_at=deadline,
+                container_id=getattr(box, "container_id", ""),
             )  # fmt: skip
-        record_postmortems(run.pk, state.postmortems)
-        execution = box.finish()
-        state.flush()
-        if judge_for(run.purpose) is None:
-            # The outcome is final: record it before the container is removed (a few hundred ms nobody
-            # needs to wait for). Judged runs are judged only once the container is gone.
-            return _record_result(run, state, execution, watcher)
-    return _record_result(run, state, execution, watcher)
+            if not moved:  # cancelled between claim and start
+                box.kill()
+                return Run.objects.get(pk=run.pk).status
+            watcher = _Watcher(
+                run.pk, box, deadline_monotonic=time.monotonic() + run.timeout_seconds, deadline_at=deadline,
+                pause_clock=clock, control_rev=run.control_rev, control=run.control,
+            )  # fmt: skip
+            watcher.start()
+            last_flush = time.monotonic()
+            try:
+                for line in box.lines():
+                    state.add_line(line)
+                    if state.due(last_flush):
+                        state.flush()
+                        last_flush = time.monotonic()
+            finally:
+                watcher.stop()
+            if watcher.deadline_stacks is not None:
+                status, output = watcher.deadline_stacks
+                RunDiagnostic.objects.create(
+                    run_id=run.pk, kind=RunDiagnostic.Kind.STACKS, status=status, output=output,
+                    finished_at=timezone.now(),
+                )  # fmt: skip
+            record_postmortems(run.pk, state.postmortems)
+            execution = box.finish()
+            state.flush()
+            if judge_for(run.purpose) is None:
+                # The outcome is final: record it before the container is removed (a few hundred ms nobody
+                # needs to wait for). Judged runs are judged only once the container is gone.
+                return _record_result(run, state, execution, watcher)
+        return _record_result(run, state, execution, watcher)
 
 
 DEADLINE_STACKS_SECONDS = 10

@@ -22,6 +22,7 @@ process and those idle past their deadline; the pool never hands out one within 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import logging
 import os
 import shutil
@@ -45,6 +46,9 @@ POOL_LABEL = "faultline.pool"
 MAX_AGE_SECONDS = 6 * 3600
 HANDOUT_MARGIN_SECONDS = 15 * 60
 CHECK_SECONDS = 60.0
+# A container waiting for a run is speculative work: it weighs on contended cores like validation does, and
+# takes its run's weight when it is handed out (DockerSandbox._start_warm).
+POOL_CPU_WEIGHT = 128
 RETRY_SECONDS = 30.0
 READY_SECONDS = 120.0  # a zygote still importing torch after this is removed and its settings count as broken
 # Settings whose zygote died or stalled before any job (a memory limit too small for torch) are not
@@ -63,7 +67,10 @@ class Profile:
     @classmethod
     def of(cls, image: str, limits: ExecutionLimits) -> Profile:
         # The CPU weight is set when a run takes the container: validation and candidates share one pool.
-        return cls(image, replace(limits, timeout_seconds=0, artifact_bytes=0, artifact_file_bytes=0, cpu_weight=1024))
+        return cls(
+            image,
+            replace(limits, timeout_seconds=0, artifact_bytes=0, artifact_file_bytes=0, cpu_weight=POOL_CPU_WEIGHT),
+        )
 
     @property
     def kind(self) -> str:
@@ -140,6 +147,17 @@ class WarmPool:
         with self._lock:
             self._active = max(0, self._active - 1)
         self._wake.set()
+
+    @contextlib.contextmanager
+    def held(self):
+        """No refill meanwhile, as during a run: for the work after a run that someone waits for (its
+        grading), which would otherwise share the cores with a new container importing torch."""
+        with self._lock:
+            self._active += 1
+        try:
+            yield
+        finally:
+            self.run_ended()
 
     # ---- lifecycle ---------------------------------------------------------------------------------
 
@@ -341,6 +359,14 @@ def current() -> WarmPool | None:
     """This process's pool, if it started one (never one inherited across a fork)."""
     pool = _pool
     return pool if pool is not None and pool.pid == os.getpid() else None
+
+
+@contextlib.contextmanager
+def held():
+    """``WarmPool.held`` of this process's pool; nothing where it has none."""
+    pool = current()
+    with pool.held() if pool is not None else contextlib.nullcontext():
+        yield
 
 
 def start_pool(node: str) -> WarmPool | None:

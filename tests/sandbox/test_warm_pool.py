@@ -12,7 +12,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from sandbox import reaper, runner, services
+from sandbox import judging, reaper, runner, services
 from sandbox.backends import warm_pool
 from sandbox.backends.base import ExecutionLimits, ProgramSpec
 from sandbox.harness.faultline_harness.protocol import READY_LINE as ZYGOTE_READY
@@ -150,13 +150,35 @@ def test_each_warm_run_gets_a_fresh_container_that_is_removed_after(pool):
     assert containers_of(second) == []
 
 
-def test_a_warm_container_taken_for_validation_gets_validations_cpu_weight(pool):
-    """Validation and candidates share one pool of containers made at the default weight: the run that takes
-    one sets it to its own priority's."""
-    run = warm_run(pool, READ_WEIGHT, priority=Run.Priority.VALIDATION)
+@pytest.mark.parametrize("priority", [Run.Priority.PRACTICE, Run.Priority.VALIDATION])
+def test_a_warm_container_takes_the_cpu_weight_of_the_run_it_is_handed_to(pool, priority):
+    """Made ahead of any run, a pool container weighs like background work; the run that takes it sets its
+    own priority's weight before the program starts."""
+    idle = docker_client().containers.get(pool._idle["cpu"][0].container_id)
+    assert idle.attrs["HostConfig"]["CpuShares"] == warm_pool.POOL_CPU_WEIGHT < Run(priority=priority).cpu_weight + 1
+    run = warm_run(pool, READ_WEIGHT, priority=priority)
     assert run.status == "passed", log_of(run)
     file, value = next(line.split()[1:3] for line in log_of(run).splitlines() if "cpu." in line)
-    assert int(value) == as_seen_inside(Run(priority=Run.Priority.VALIDATION).cpu_weight, file)
+    assert int(value) == as_seen_inside(Run(priority=priority).cpu_weight, file)
+
+
+def test_the_pool_refills_only_once_a_judged_run_is_judged(pool):
+    """A grader needs the cores the run had: a new container importing torch waits until it is done."""
+    seen_while_judging = []
+
+    def judge(run_id, result) -> bool:
+        time.sleep(3)  # longer than a refill takes to begin
+        seen_while_judging.append(len(pool._idle["cpu"]))
+        return True
+
+    judging.register_judge("pooltest", judge)
+    try:
+        run = warm_run(pool, "print('judged')", purpose="pooltest")
+    finally:
+        judging._judges.pop("pooltest", None)
+    assert run.status == "passed", log_of(run)
+    assert seen_while_judging == [0]
+    assert pool.wait_filled(FILL_TIMEOUT), "the pool did not refill after the judging"
 
 
 def test_warm_container_is_as_locked_down_as_a_cold_one(pool):
