@@ -10,8 +10,15 @@ scratch) from the lab image, with two read-only mounts and nothing else from the
 - ``/grade``: ``request.json`` (the lab's grader source, parameters, seeds) and
   ``artifacts/`` (the run's output files).
 
-The time limit is enforced from outside: the worker kills the container. Where no Docker
-engine answers (a development machine on the process backend) the grader runs as a plain
+The time limit is enforced from outside: the worker kills the container.
+
+A worker process keeps one grader container on standby (``start_standby``, from the worker's start-up):
+started, torch imported, waiting for its request. A grading hands it the inputs instead of starting a
+container, which takes the container's start and the import off the time a candidate waits for the
+result. It is used once and removed like any other; the next one starts after the grading, at the
+pool's low CPU weight. It is labelled as a warm-pool container, so the reaper removes it with its worker.
+
+Where no Docker engine answers (a development machine on the process backend) the grader runs as a plain
 subprocess instead, with a warning in the log: that machine isolates nothing anyway. A run
 that was itself sandboxed in Docker is never graded outside a container.
 """
@@ -25,6 +32,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,7 +43,9 @@ from django.conf import settings
 from core.errortext import first_line
 from sandbox.backends.base import ExecutionLimits, safe_relative_path
 from sandbox.backends.containerspec import container_config
+from sandbox.backends.warm_pool import POOL_CPU_WEIGHT, POOL_LABEL
 from sandbox.images.tags import image_tag
+from sandbox.instance import INSTANCE_LABEL, instance_id
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +55,7 @@ PACKAGE_FILES = ("grader_api.py", "grader_main.py")
 PACKAGE_MOUNT = "/opt/grader"
 INPUT_MOUNT = "/grade"
 GRADER_LABEL = "faultline.grader"
+STANDBY_IDLE_SECONDS = 600
 
 
 class GraderFault(RuntimeError):
@@ -105,10 +117,18 @@ def run_grader(
     work = Path(tempfile.mkdtemp(prefix="grade-", dir=base))
     try:
         package, inputs = work / "package", work / "input"
-        write_package(package)
         if engine is not None:
+            standby = _take_standby(job)
+            if standby is not None:
+                try:
+                    return _on_standby(engine, job, standby, on_running)
+                finally:
+                    shutil.rmtree(standby.work, ignore_errors=True)
+                    _refill_standby()
+            write_package(package)
             write_inputs(inputs, job, f"{INPUT_MOUNT}/artifacts")
             return _in_container(engine, job, package, inputs, labels, on_running)
+        write_package(package)
         log.warning(
             "%s: the grader of %s runs as a plain subprocess on this machine, NOT sandboxed "
             "(acceptable only where lab runs are not isolated either)",
@@ -150,8 +170,11 @@ def write_inputs(folder: Path, job: GraderJob, artifacts_path: str) -> None:
         "probe_seed": job.probe_seed, "ranks": job.ranks,
         "artifacts": artifacts_path,
     }  # fmt: skip
-    (folder / "request.json").write_text(json.dumps(request), encoding="utf-8")
+    # Renamed into place once whole: a standby grader starts reading the moment the name appears.
+    staged = folder / ".request.json.tmp"
+    staged.write_text(json.dumps(request), encoding="utf-8")
     _readable(folder)
+    staged.rename(folder / "request.json")
 
 
 def _readable(folder: Path) -> None:
@@ -193,23 +216,36 @@ def _in_container(
     on_running: Callable[[], None] | None = None,
 ) -> GraderAnswer:
     from docker.errors import DockerException
-    from requests.exceptions import ConnectionError as RequestsConnectionError
-    from requests.exceptions import ReadTimeout
 
     limits = grader_limits(job)
-    env = {
-        "PYTHONPATH": PACKAGE_MOUNT, "HOME": "/work", "LANG": "C.UTF-8", "OMP_NUM_THREADS": "1",
-        "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1",
-    }  # fmt: skip
     command = ["python3", "-P", "-m", "labs.grader_main", f"{INPUT_MOUNT}/request.json"]
-    mounts = {package: PACKAGE_MOUNT, inputs: INPUT_MOUNT}
-    config = container_config(grader_image(), limits, command, env, {**labels, GRADER_LABEL: "1"}, mounts)
+    config = _grader_config(limits, command, labels, package, inputs)
     try:
         container = client.containers.create(**config)
     except DockerException as exc:
         raise GraderFault(f"the grader's container could not be created: {first_line(exc)}") from exc
+    return _collect(container, job, limits, start=True, on_running=on_running)
+
+
+def _grader_config(limits: ExecutionLimits, command: list[str], labels: dict, package: Path, inputs: Path) -> dict:
+    env = {
+        "PYTHONPATH": PACKAGE_MOUNT, "HOME": "/work", "LANG": "C.UTF-8", "OMP_NUM_THREADS": "1",
+        "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1",
+    }  # fmt: skip
+    mounts = {package: PACKAGE_MOUNT, inputs: INPUT_MOUNT}
+    return container_config(grader_image(), limits, command, env, {**labels, GRADER_LABEL: "1"}, mounts)
+
+
+def _collect(container, job: GraderJob, limits: ExecutionLimits, *, start: bool, on_running) -> GraderAnswer:
+    """Start the container (unless it is a standby, already running), wait for its answer within the time
+    limit, and remove it whatever happens."""
+    from docker.errors import DockerException
+    from requests.exceptions import ConnectionError as RequestsConnectionError
+    from requests.exceptions import ReadTimeout
+
     try:
-        container.start()
+        if start:
+            container.start()
         if on_running:
             on_running()
         try:
@@ -239,6 +275,168 @@ def _in_container(
             "larger than the lab's model once loaded?)",
         )  # fmt: skip
     return parse_answer(job, status, stdout, stderr)
+
+
+@dataclass
+class Standby:
+    container_id: str
+    work: Path  # host folder: package/ and input/, mounted read-only in the container
+    memory_bytes: int
+    cpus: float
+
+
+class _StandbySlot:
+    """This process's standby grader: at most one, made on a thread of its own."""
+
+    def __init__(self, node: str) -> None:
+        self.node, self.pid = node, os.getpid()
+        self.ready: Standby | None = None
+        self.making = self.closed = False
+        self.lock = threading.Lock()
+
+
+_slot: _StandbySlot | None = None
+
+
+def _here() -> _StandbySlot | None:
+    slot = _slot
+    return slot if slot is not None and slot.pid == os.getpid() else None  # never one inherited by a fork
+
+
+def start_standby(node: str) -> None:
+    """Keep a grader container on standby in this process (a worker process that grades)."""
+    global _slot
+    if _here() is None:
+        _slot = _StandbySlot(node)
+    _refill_standby()
+
+
+def stop_standby() -> None:
+    global _slot
+    slot, _slot = _here(), None
+    if slot is None:
+        return
+    with slot.lock:
+        slot.closed = True
+        standby, slot.ready = slot.ready, None
+    if standby is not None:
+        _discard(standby)
+
+
+def _take_standby(job: GraderJob) -> Standby | None:
+    """The standby, if it suits the job (a lab asking for more memory or CPUs than it has gets a container of
+    its own) and is still waiting (it leaves by itself after STANDBY_IDLE_SECONDS)."""
+    slot = _here()
+    if slot is None:
+        return None
+    with slot.lock:
+        standby = slot.ready
+        if standby is None or (standby.memory_bytes, standby.cpus) != (job.memory_bytes, job.cpus):
+            return None
+        slot.ready = None
+    try:
+        import docker
+
+        container = docker.from_env(timeout=30).containers.get(standby.container_id)
+        if container.status == "running":
+            return standby
+    except Exception:  # noqa: BLE001 - gone or unreachable: grade in a container of its own
+        pass
+    _discard(standby)
+    _refill_standby()
+    return None
+
+
+def _refill_standby() -> None:
+    slot = _here()
+    if slot is None:
+        return
+    with slot.lock:
+        if slot.closed or slot.making or slot.ready is not None:
+            return
+        slot.making = True
+
+    def make() -> None:
+        standby = None
+        try:
+            standby = _make_standby(slot.node)
+        except Exception:
+            log.warning("could not start a standby grader", exc_info=True)
+        with slot.lock:
+            slot.making = False
+            keep = standby is not None and not slot.closed and slot is _here()
+            if keep:
+                slot.ready = standby
+        if standby is not None and not keep:
+            _discard(standby)
+
+    threading.Thread(target=make, name="standby-grader", daemon=True).start()
+
+
+def _make_standby(node: str) -> Standby | None:
+    engine, unavailable = grader_engine()
+    if engine is None:
+        return None
+    base = Path(settings.VAR_DIR) / "grading"
+    base.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="standby-", dir=base))
+    try:
+        write_package(work / "package")
+        (work / "input").mkdir(mode=0o755)
+        _readable(work / "input")
+        template = GraderJob(
+            source="", filename="", params={}, seed=0, probe_seed=0, ranks=1, cpu_weight=POOL_CPU_WEIGHT
+        )
+        limits = grader_limits(template)
+        started = int(time.time())
+        labels = {
+            # The warm pool's labels: the reaper removes it when its worker is gone or its time is up.
+            POOL_LABEL: "1", INSTANCE_LABEL: instance_id(), "faultline.worker": node, "faultline.pid": str(os.getpid()),
+            "faultline.started": str(started),
+            "faultline.deadline": str(started + STANDBY_IDLE_SECONDS + int(GRADER_TIMEOUT_SECONDS)),
+        }  # fmt: skip
+        request = f"{INPUT_MOUNT}/request.json"
+        command = ["python3", "-P", "-m", "labs.grader_main", "--wait", str(STANDBY_IDLE_SECONDS), request]
+        container = engine.containers.create(
+            **_grader_config(limits, command, labels, work / "package", work / "input")
+        )
+        try:
+            container.start()
+        except Exception:
+            container.remove(force=True)
+            raise
+        return Standby(container.id, work, template.memory_bytes, template.cpus)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    finally:
+        engine.close()
+
+
+def _discard(standby: Standby) -> None:
+    try:
+        import docker
+
+        docker.from_env(timeout=30).api.remove_container(standby.container_id, force=True)
+    except Exception:  # noqa: BLE001 - the reaper removes it (it carries the pool's labels)
+        log.warning("could not remove standby grader %s", standby.container_id[:12])
+    shutil.rmtree(standby.work, ignore_errors=True)
+
+
+def _on_standby(client, job: GraderJob, standby: Standby, on_running) -> GraderAnswer:
+    """Grade on the standby: its weight becomes the job's, then the inputs appear where it waits for them."""
+    from docker.errors import DockerException
+
+    limits = grader_limits(job)
+    try:
+        container = client.containers.get(standby.container_id)
+        if job.cpu_weight != POOL_CPU_WEIGHT:
+            container.update(cpu_shares=job.cpu_weight)
+    except DockerException as exc:
+        _discard(standby)
+        raise GraderFault(f"the standby grader could not be used: {first_line(exc)}") from exc
+    write_inputs(standby.work / "input", job, f"{INPUT_MOUNT}/artifacts")
+    return _collect(container, job, limits, start=False, on_running=on_running)
 
 
 def _in_subprocess(job: GraderJob, package: Path, inputs: Path, work: Path) -> GraderAnswer:

@@ -13,6 +13,7 @@ import io
 import logging
 import os
 import pickle
+import time
 import uuid
 import zipfile
 
@@ -21,7 +22,7 @@ import torch
 
 from labs import grader_sandbox
 from labs.grader_api import CandidateOutputError, GradeContext, max_param_diff, r2, weights_finite
-from labs.grader_sandbox import GraderFault, GraderJob, run_grader
+from labs.grader_sandbox import GRADER_MIN_MEMORY_BYTES, GraderFault, GraderJob, run_grader
 from tests.sandbox.cgroup_weight import as_seen_inside
 
 MIB = 1024 * 1024
@@ -32,6 +33,12 @@ def job(source: str, artifacts: dict[str, bytes] | None = None, **options) -> Gr
         source=source, filename="tests/grader.py", params={"lr": 0.1}, seed=123456789012, probe_seed=42, ranks=1,
         artifacts=artifacts or {}, **options,
     )  # fmt: skip
+
+
+def docker_containers(**filters) -> list:
+    import docker
+
+    return docker.from_env().containers.list(all=True, filters=filters)
 
 
 def saved(obj) -> bytes:
@@ -173,10 +180,31 @@ def test_a_checkpoint_that_inflates_past_the_memory_limit_is_the_outputs_fault()
     assert "ran out of its 512 MiB of memory" in answer.candidate_error
 
 
+@pytest.fixture
+def standby():
+    """This process's standby grader, waiting before the test grades; stopped afterwards."""
+    grader_sandbox.start_standby(f"standbytest-{uuid.uuid4().hex[:8]}@test")
+    slot = grader_sandbox._here()
+    deadline = time.monotonic() + 120
+    while slot.ready is None:
+        assert time.monotonic() < deadline, "no standby grader started"
+        time.sleep(0.1)
+    yield slot
+    grader_sandbox.stop_standby()
+
+
 @pytest.mark.docker
-def test_a_hostile_grader_is_contained():
+@pytest.mark.parametrize("where", ["own container", "standby"])
+def test_a_hostile_grader_is_contained(request, where):
+    if where == "standby":
+        slot = request.getfixturevalue("standby")
+        used = slot.ready.container_id
     artifacts = {"model.pt": saved({"w": torch.ones(2)}), "../escape.pt": b"x", "/abs.pt": b"x"}
-    answer = run_grader(job(PROBE_GRADER, artifacts, memory_bytes=1024 * MIB), {}, require_container=True)
+    memory = GRADER_MIN_MEMORY_BYTES if where == "standby" else 1024 * MIB  # a standby has the usual 2 GiB
+    answer = run_grader(job(PROBE_GRADER, artifacts, memory_bytes=memory), {}, require_container=True)
+    if where == "standby":
+        assert slot.ready is None or slot.ready.container_id != used  # taken, never handed out again
+        assert not docker_containers(id=used), "the standby grader was not removed after its grading"
     metrics = answer.metrics
     assert answer.candidate_error == "" and metrics, answer
     blocked = [
@@ -187,7 +215,7 @@ def test_a_hostile_grader_is_contained():
     assert {name: metrics[name] for name in blocked} == dict.fromkeys(blocked, 1.0)
     assert metrics["scratch_writable"] == 1.0  # the probe can tell a write that works from one that fails
     assert metrics["uid"] == 10001
-    assert metrics["memory_max"] == 1024 * MIB
+    assert metrics["memory_max"] == memory
     assert 0 < metrics["threads"] < 200  # pids limit: 128 tasks in the container
     assert metrics["seed_low"] == 123456789012 % 2**20 and metrics["probe_seed"] == 42
 
@@ -256,6 +284,53 @@ def evaluate(ctx):
     answer = run_grader(job(source, cpu_weight=shares), {}, require_container=True)
     file = "cpu.weight" if answer.metrics["v2"] else "cpu.shares"
     assert answer.metrics["value"] == as_seen_inside(shares, file)
+
+
+@pytest.mark.docker
+def test_a_standby_grader_answers_once_then_the_next_one_waits(standby):
+    first = standby.ready.container_id
+    container = docker_containers(id=first)[0]
+    assert container.labels["faultline.pool"] == "1" and container.attrs["HostConfig"]["CpuShares"] == 128
+    answer = run_grader(job("def evaluate(ctx):\n    return {'seed': ctx.seed % 1000}\n"), {}, require_container=True)
+    assert answer.metrics == {"seed": 123456789012 % 1000}
+    assert not docker_containers(id=first)
+    deadline = time.monotonic() + 120
+    while standby.ready is None:
+        assert time.monotonic() < deadline, "no new standby after the grading"
+        time.sleep(0.1)
+    assert standby.ready.container_id != first
+    # A lab that asks for more memory than the standby has gets a container of its own; the standby waits on.
+    waiting = standby.ready.container_id
+    answer = run_grader(job("def evaluate(ctx):\n    return {'one': 1}\n", memory_bytes=3 * 1024 * MIB), {},
+                        require_container=True)  # fmt: skip
+    assert answer.metrics == {"one": 1.0} and standby.ready.container_id == waiting
+
+
+@pytest.mark.docker
+def test_a_standby_left_idle_leaves_by_itself(monkeypatch):
+    monkeypatch.setattr(grader_sandbox, "STANDBY_IDLE_SECONDS", 2)
+    grader_sandbox.start_standby(f"standbytest-{uuid.uuid4().hex[:8]}@test")
+    try:
+        slot = grader_sandbox._here()
+        deadline = time.monotonic() + 120
+        while slot.ready is None:
+            assert time.monotonic() < deadline, "no standby grader started"
+            time.sleep(0.1)
+        idle = slot.ready.container_id
+        deadline = time.monotonic() + 60
+        while docker_containers(id=idle, status="running"):
+            assert time.monotonic() < deadline, "the idle standby did not leave"
+            time.sleep(0.5)
+        # The next grading finds it gone and grades in a container of its own.
+        answer = run_grader(job("def evaluate(ctx):\n    return {'one': 1}\n"), {}, require_container=True)
+        assert answer.metrics == {"one": 1.0}
+        assert not docker_containers(id=idle)
+        deadline = time.monotonic() + 120
+        while slot.ready is None or slot.ready.container_id == idle:
+            assert time.monotonic() < deadline, "no new standby after the idle one left"
+            time.sleep(0.1)
+    finally:
+        grader_sandbox.stop_standby()
 
 
 def test_without_docker_a_sandboxed_runs_grader_fails_and_others_fall_back_with_a_warning(monkeypatch, caplog):

@@ -3,6 +3,7 @@
     .venv/bin/python manage.py buildimages --kind cpu        # the lab image (Docker backend)
     .venv/bin/python tests/perf/bench_grading_latency.py      # 20 gradings of nan-lr-unnormalised, Docker
     .venv/bin/python tests/perf/bench_grading_latency.py --lab correctness-missing-eval --count 10
+    .venv/bin/python tests/perf/bench_grading_latency.py --no-standby   # every grader in a container of its own
 
 One Python process plays the worker on a scratch SQLite database: it submits the lab's reference
 solution as a candidate's fix ``--count`` times and executes each through ``sandbox.runner.execute_run``,
@@ -12,6 +13,10 @@ ending (its last line, read from the sandbox), the lab's grader starting, and th
 - ``after end``: output end → result stored. What the candidate waits for once the program is done
   (container teardown, artifact collection, the grader, the checks, the database writes).
 - ``grader``: the part of it spent in the lab's grader container.
+
+As in a worker process, a grader container waits on standby (torch imported) and each grading uses it;
+before each grading the benchmark waits until the next standby is ready, as the seconds between two
+candidates' fixes would. ``--no-standby`` starts every grader's container when its grading begins.
 
 It prints p50 and p95 of both, the program's own run time for scale, and a last line
 ``after_end_p50_s=… after_end_p95_s=… grader_p50_s=… grader_p95_s=…``.
@@ -52,11 +57,21 @@ class TimedBox:
         self._marks["output_end"] = time.monotonic()
 
 
+def wait_for_standby(grader_sandbox, disabled: bool) -> None:
+    slot = grader_sandbox._here()
+    deadline = time.monotonic() + 120
+    while not disabled and slot is not None and slot.ready is None:
+        if time.monotonic() > deadline:
+            raise SystemExit("no standby grader after 120 s")
+        time.sleep(0.1)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--lab", default="nan-lr-unnormalised")
     parser.add_argument("--count", type=int, default=20)
     parser.add_argument("--backend", choices=("docker", "process"), default="docker")
+    parser.add_argument("--no-standby", action="store_true", help="no grader container on standby")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="faultline-bench-grading-") as var_dir:
@@ -68,7 +83,7 @@ def main() -> int:
         from django.core.management import call_command
         from django.utils import timezone
 
-        from labs import services
+        from labs import grader_sandbox, services
         from labs.models import Lab
         from labs.services import program_for
         from sandbox import judging, runner
@@ -104,7 +119,10 @@ def main() -> int:
         after_end, grader, program = [], [], []
         with mock.patch.object(runner, "open_sandbox", timed_open), mock.patch("sandbox.services.enqueue_run"):
             judging.register_judge("grade", timed_judge)
+            if not args.no_standby:
+                grader_sandbox.start_standby("bench@localhost")
             for i in range(args.count):
+                wait_for_standby(grader_sandbox, args.no_standby)
                 attempt = services.start_attempt(user, lab)
                 solution = program_for(version, attempt.seed, "solution")
                 services.save_files(attempt, {**attempt.files, **{n: solution[n] for n in version.spec["solution"]}})
@@ -122,8 +140,10 @@ def main() -> int:
                 print(f"{i + 1:>3}: program {program[-1]:5.1f} s, after end {after_end[-1]:5.2f} s, "
                       f"grader {grader[-1]:5.2f} s, passed={lab_run.passed}", file=sys.stderr)  # fmt: skip
             judging.register_judge("grade", judge)
+            grader_sandbox.stop_standby()
 
-    print(f"{args.lab}, {args.count} gradings, {args.backend} backend")
+    standby = "every grader in its own new container" if args.no_standby else "grader on standby"
+    print(f"{args.lab}, {args.count} gradings, {args.backend} backend, {standby}")
     print(f"{'':<12} {'p50':>7} {'p95':>7}  (s)")
     for name, values in (("program", program), ("after end", after_end), ("grader", grader)):
         print(f"{name:<12} {statistics.median(values):>7.2f} {percentile(values, 0.95):>7.2f}")
