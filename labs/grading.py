@@ -13,6 +13,7 @@ shown beside them and never counts. A crash of the grader raises, and the run en
 from __future__ import annotations
 
 import json
+import logging
 import math
 import secrets
 import time
@@ -45,21 +46,27 @@ def new_heldout_seed() -> int:
     return secrets.randbits(HELDOUT_SEED_BITS)
 
 
+log = logging.getLogger(__name__)
+
+
 def grade_run(run_id: int, result: RunResult | None = None) -> bool:
     """The judge of graded runs. ``result`` None: rebuilt from what the runner recorded."""
     lab_run = LabRun.objects.select_related("version", "run").get(run_id=run_id)
     run, version = lab_run.run, lab_run.version
     spec = version.spec
     values = choose_params(spec["slug"], spec["params"], lab_run.seed)
+    began = time.monotonic()
     record_stage(lab_run.pk, MEASUREMENTS)
     outcome = gather_outcome(run, result or recorded_result(run), baseline=version.baseline)
     if any(check["type"] == "metric" for check in spec["checks"]):
         # Stored before the grader starts, so a grading that crashes still shows which seed it had.
         heldout = new_heldout_seed()
         LabRun.objects.filter(pk=lab_run.pk).update(heldout_seed=heldout)
+        grader_began = time.monotonic()
         outcome.metrics, outcome.grader_error = evaluate_with_grader(
             spec, run, values, heldout, lab_run.seed, progress=lambda stage: record_stage(lab_run.pk, stage)
         )
+        log.info("run %s: grader answered in %.2f s", run.pk, time.monotonic() - grader_began)
     checks = [render_check(check, values) for check in spec["checks"]]
     # A reference that cannot be measured raises: the run ends as a platform fault, not counted.
     outcome.reference_memory = reference_levels(
@@ -84,6 +91,7 @@ def grade_run(run_id: int, result: RunResult | None = None) -> bool:
         )
         if lab_run.attempt_id:
             rescore_attempt(lab_run.attempt_id, "fix", lab_run.pk)
+    log.info("run %s: graded in %.2f s (%s)", run.pk, time.monotonic() - began, "passed" if passed else "failed")
     return passed
 
 

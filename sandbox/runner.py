@@ -336,6 +336,7 @@ def _execute(run: Run, backend: str, hostname: str, gpu_index: int | None = None
                         last_flush = time.monotonic()
             finally:
                 watcher.stop()
+            output_ended = time.monotonic()
             if watcher.deadline_stacks is not None:
                 status, output = watcher.deadline_stacks
                 RunDiagnostic.objects.create(
@@ -349,6 +350,8 @@ def _execute(run: Run, backend: str, hostname: str, gpu_index: int | None = None
                 # The outcome is final: record it before the container is removed (a few hundred ms nobody
                 # needs to wait for). Judged runs are judged only once the container is gone.
                 return _record_result(run, state, execution, watcher)
+        # Where a candidate's wait for a result goes, for whoever operates the workers.
+        log.info("run %s: output ended, container gone %.2f s later; judging", run.pk, time.monotonic() - output_ended)
         return _record_result(run, state, execution, watcher)
 
 
