@@ -59,6 +59,7 @@ def lab_run_payload(lab_run: LabRun, language: str | None, full: bool = True, se
         "outcome": run_outcome(lab_run),
         "created_at": run.created_at,
         "started_at": run.started_at,
+        "ended_at": run.ended_at,
         "finished_at": run.finished_at,
         "exit_codes": run.exit_codes,
         "timed_out": run.timed_out,

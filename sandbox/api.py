@@ -56,9 +56,9 @@ class RunSerializer(serializers.ModelSerializer):
         model = Run
         fields = [
             "id", "status", "purpose", "queue", "entry", "ranks", "env", "timeout_seconds", "memory_mb", "cpus",
-            "gpu", "backend", "created_at", "started_at", "finished_at", "exit_code", "exit_codes", "timed_out",
-            "oom_killed", "duration_seconds", "peak_memory_bytes", "error_message", "log_bytes", "log_truncated",
-            "events_truncated", "cancel_requested", "control",
+            "gpu", "backend", "created_at", "started_at", "ended_at", "finished_at", "exit_code", "exit_codes",
+            "timed_out", "oom_killed", "duration_seconds", "peak_memory_bytes", "error_message", "log_bytes",
+            "log_truncated", "events_truncated", "cancel_requested", "control",
         ]  # fmt: skip
         read_only_fields = fields
 

@@ -74,6 +74,9 @@ class Run(models.Model):
     control_rev = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
+    # When the program's output ended: the run's end as the candidate sees it. A judged run is finished
+    # (finished_at) only once it has been graded.
+    ended_at = models.DateTimeField(null=True, blank=True)
     deadline_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 

@@ -16,7 +16,7 @@ import socket
 import threading
 import time
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from django.conf import settings
@@ -69,6 +69,7 @@ class StreamState:
     pending_bytes: int = 0
     pending_events: list[RunEvent] = field(default_factory=list)
     peak_rss: int = 0
+    ended_at: datetime | None = None  # when the output ended
     # The launcher's measurements, kept here whatever the event cap: a program that floods its own
     # reports must not push the launcher's samples out of what the run is judged on.
     end: dict | None = None
@@ -337,6 +338,7 @@ def _execute(run: Run, backend: str, hostname: str, gpu_index: int | None = None
             finally:
                 watcher.stop()
             output_ended = time.monotonic()
+            state.ended_at = timezone.now()
             if watcher.deadline_stacks is not None:
                 status, output = watcher.deadline_stacks
                 RunDiagnostic.objects.create(
@@ -486,6 +488,7 @@ def _record(run: Run, state: StreamState, execution, watcher: _Watcher) -> str:
     )
     result = state.result(execution, watcher)
     fields = {
+        "ended_at": state.ended_at or timezone.now(),
         "exit_code": result.exit_code,
         "exit_codes": result.exit_codes,
         "timed_out": result.timed_out,

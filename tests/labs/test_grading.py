@@ -91,6 +91,8 @@ def test_candidate_fix_is_graded_and_scored(settings, candidate):
     fixed["train.py"] = fixed["train.py"].replace("net = Net()\n", "net = Net()\nnet.fit_input_stats(x)\n")
     lab_run = submit(attempt, fixed)
     assert lab_run.run.status == Run.Status.PASSED and lab_run.passed
+    # The run ended when its output did; it finished once graded.
+    assert lab_run.run.started_at < lab_run.run.ended_at < lab_run.run.finished_at
     checks = {c["name"]: c for c in lab_run.checks}
     assert all(c["passed"] for c in checks.values()), checks
     assert all(c["source"] for c in checks.values())
