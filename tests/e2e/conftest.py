@@ -3,6 +3,8 @@ folder's browser tests share one Playwright (its sync API refuses a second one w
 
 from __future__ import annotations
 
+import re
+
 from playwright.sync_api import expect
 
 
@@ -19,3 +21,11 @@ def fill_editor(page, text: str) -> None:
     wait until the editor holds exactly that (it copies its text to the hidden ``#code-input``)."""
     page.locator("#code-editor .cm-content").fill(text)
     expect(page.locator("#code-input")).to_have_value(text)
+
+
+def wait_for_run_end(page, timeout: float = 90_000) -> str:
+    """The workspace's run state once it says how the run ended; returns that text."""
+    state = page.locator("#run-state")
+    ended = r"(finished|timed out|OOM-killed|crashed|cancelled|fix passed|fix not accepted).* in \d"
+    expect(state).to_contain_text(re.compile(ended), timeout=timeout)
+    return state.inner_text()

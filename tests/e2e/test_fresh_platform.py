@@ -40,7 +40,7 @@ from playwright.sync_api import expect
 
 from labs.services import program_for
 from labs.spec import load_lab
-from tests.e2e.conftest import fill_editor, log_in
+from tests.e2e.conftest import fill_editor, log_in, wait_for_run_end
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = [
@@ -185,13 +185,6 @@ def start_attempt(page, lab: dict) -> int:
     return int(page.url.rstrip("/").rsplit("/", 1)[1])
 
 
-def wait_for_run_end(page, timeout: float = 120_000) -> str:
-    state = page.locator("#run-state")
-    ended = r"(finished|timed out|OOM-killed|crashed|cancelled|fix passed|fix not accepted).* in \d"
-    expect(state).to_contain_text(re.compile(ended), timeout=timeout)
-    return state.inner_text()
-
-
 def pause_at_first_nan(page, lab: dict) -> int:
     """Starts attempts until a variant's run pauses at its first NaN (a variant may never reach one)."""
     for _ in range(4):
@@ -229,7 +222,7 @@ def test_a_new_candidate_on_a_fresh_make_run(platform, candidate, screenshot_dir
     expect(snapshot.locator("pre")).to_contain_text("torch tensors reachable through gc", timeout=30_000)
     page.screenshot(path=str(screenshot_dir / "fresh-lab-paused.png"), full_page=True)
     page.get_by_role("button", name="Resume", exact=True).click()
-    assert "non-finite loss" in wait_for_run_end(page)
+    assert "non-finite loss" in wait_for_run_end(page, timeout=120_000)
 
     # 3. The chart: the NaN marked at its step, log scale on whenever the range passes 1e4.
     expect(page.locator("#nonfinite-loss")).to_be_visible()

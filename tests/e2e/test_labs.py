@@ -20,7 +20,7 @@ from labs.models import Attempt, Lab
 from labs.render import choose_params
 from labs.services import program_for
 from tests.conftest import PASSWORD, make_user
-from tests.e2e.conftest import fill_editor, log_in
+from tests.e2e.conftest import fill_editor, log_in, wait_for_run_end
 from tests.labs.helpers import publish
 from tests.sandbox.helpers import in_background, log_of
 
@@ -69,13 +69,6 @@ def open_attempt(page, lab: Lab) -> Attempt:
     page.get_by_role("button", name="Start a new attempt").click()
     page.wait_for_url("**/labs/attempts/*/")
     return Attempt.objects.get(pk=int(page.url.rstrip("/").rsplit("/", 1)[1]))
-
-
-def wait_for_run_end(page, timeout: float = 90_000) -> str:
-    state = page.locator("#run-state")
-    ended = r"(finished|timed out|OOM-killed|crashed|cancelled|fix passed|fix not accepted).* in \d"
-    expect(state).to_contain_text(re.compile(ended), timeout=timeout)
-    return state.inner_text()
 
 
 def use_a_tool(page, lab: Lab) -> None:
