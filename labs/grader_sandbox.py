@@ -293,6 +293,7 @@ class _StandbySlot:
         self.ready: Standby | None = None
         self.making = self.closed = False
         self.lock = threading.Lock()
+        self.maker: threading.Thread | None = None
 
 
 _slot: _StandbySlot | None = None
@@ -318,9 +319,12 @@ def stop_standby() -> None:
         return
     with slot.lock:
         slot.closed = True
-        standby, slot.ready = slot.ready, None
+        standby, slot.ready, maker = slot.ready, None, slot.maker
     if standby is not None:
         _discard(standby)
+    if maker is not None:
+        # A standby being made as the process ends: once made it sees the slot closed and removes itself.
+        maker.join(timeout=60)
 
 
 def _take_standby(job: GraderJob) -> Standby | None:
@@ -370,7 +374,8 @@ def _refill_standby() -> None:
         if standby is not None and not keep:
             _discard(standby)
 
-    threading.Thread(target=make, name="standby-grader", daemon=True).start()
+    slot.maker = threading.Thread(target=make, name="standby-grader", daemon=True)
+    slot.maker.start()
 
 
 def _make_standby(node: str) -> Standby | None:

@@ -57,6 +57,11 @@ pytestmark = [
 PASSED_ENV = {"PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "DOCKER_HOST", "PYTHON", "USER", "LOGNAME"}
 PASSED_PREFIXES = ("PIP_", "NPM_CONFIG_", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy")
 READY_MINUTES = 5
+# The clone's installation id (sandbox.instance), asked of its own code and settings.
+INSTANCE_ID = (
+    "import django, os; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'faultline.settings'); django.setup(); "
+    "from sandbox.instance import instance_id; print(instance_id())"
+)
 RESULT_SECONDS = 5.0
 
 
@@ -120,7 +125,7 @@ def platform(tmp_path_factory):
 
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
-    found = None
+    found, instance = None, ""
     try:
         while not up.wait(timeout=2):
             assert proc.poll() is None, "make run stopped before serving:\n" + "".join(lines[-60:])
@@ -133,6 +138,9 @@ def platform(tmp_path_factory):
                 found.accounts[match[1]] = (match[2], match[3])
         assert "candidate" in found.accounts, "make run printed no candidate account:\n" + "".join(lines)
         found.note("server_up_minutes", (time.monotonic() - started) / 60, "min")
+        instance = subprocess.run(
+            [".venv/bin/python", "-c", INSTANCE_ID], cwd=clone, env=env, capture_output=True, text=True, check=True
+        ).stdout.strip()
         yield found
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
@@ -142,6 +150,13 @@ def platform(tmp_path_factory):
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
         reader.join(timeout=5)
+        if instance:
+            # Its warm containers and standby graders: the platform's own restart would reap them, but this
+            # clone is never started again.
+            subprocess.run(
+                f"docker ps -aq --filter label=faultline.instance={instance} | xargs -r docker rm -f",
+                shell=True, check=False, capture_output=True,
+            )  # fmt: skip
         if found is not None:
             print("fresh-platform: figures " + json.dumps(found.figures), flush=True)
 
