@@ -74,7 +74,7 @@ def test_the_first_grading_on_a_seed_measures_the_reference_fix_and_later_ones_r
 
 
 def test_a_reference_that_cannot_be_measured_is_a_platform_error_not_a_fail(attempt):
-    def unmeasured(version, seed, variant, worker_name):
+    def unmeasured(version, seed, variant, worker_name, priority):
         return LabRun(run=Run(status=Run.Status.ERROR, error_message="the sandbox could not start"))
 
     with mock.patch("labs.reference.run_variant", side_effect=unmeasured):
