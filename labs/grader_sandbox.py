@@ -118,10 +118,11 @@ def run_grader(
     try:
         package, inputs = work / "package", work / "input"
         if engine is not None:
-            standby = _take_standby(job)
-            if standby is not None:
+            taken = _take_standby(engine, job)
+            if taken is not None:
+                standby, container = taken
                 try:
-                    return _on_standby(engine, job, standby, on_running)
+                    return _on_standby(container, job, standby, on_running)
                 finally:
                     shutil.rmtree(standby.work, ignore_errors=True)
                     _refill_standby()
@@ -327,9 +328,10 @@ def stop_standby() -> None:
         maker.join(timeout=60)
 
 
-def _take_standby(job: GraderJob) -> Standby | None:
-    """The standby, if it suits the job (a lab asking for more memory or CPUs than it has gets a container of
-    its own) and is still waiting (it leaves by itself after STANDBY_IDLE_SECONDS)."""
+def _take_standby(client, job: GraderJob) -> tuple[Standby, object] | None:
+    """The standby and its container, at the job's CPU weight, if it suits the job (a lab asking for more memory
+    or CPUs than it has gets a container of its own) and is still waiting (it leaves by itself after
+    STANDBY_IDLE_SECONDS). One that cannot be used is removed, and the job gets a container of its own."""
     slot = _here()
     if slot is None:
         return None
@@ -339,11 +341,11 @@ def _take_standby(job: GraderJob) -> Standby | None:
             return None
         slot.ready = None
     try:
-        import docker
-
-        container = docker.from_env(timeout=30).containers.get(standby.container_id)
+        container = client.containers.get(standby.container_id)
         if container.status == "running":
-            return standby
+            if job.cpu_weight != POOL_CPU_WEIGHT:
+                container.update(cpu_shares=job.cpu_weight)
+            return standby, container
     except Exception:  # noqa: BLE001 - gone or unreachable: grade in a container of its own
         pass
     _discard(standby)
@@ -428,20 +430,10 @@ def _discard(standby: Standby) -> None:
     shutil.rmtree(standby.work, ignore_errors=True)
 
 
-def _on_standby(client, job: GraderJob, standby: Standby, on_running) -> GraderAnswer:
-    """Grade on the standby: its weight becomes the job's, then the inputs appear where it waits for them."""
-    from docker.errors import DockerException
-
-    limits = grader_limits(job)
-    try:
-        container = client.containers.get(standby.container_id)
-        if job.cpu_weight != POOL_CPU_WEIGHT:
-            container.update(cpu_shares=job.cpu_weight)
-    except DockerException as exc:
-        _discard(standby)
-        raise GraderFault(f"the standby grader could not be used: {first_line(exc)}") from exc
+def _on_standby(container, job: GraderJob, standby: Standby, on_running) -> GraderAnswer:
+    """Grade on the standby: the inputs appear where it waits for them."""
     write_inputs(standby.work / "input", job, f"{INPUT_MOUNT}/artifacts")
-    return _collect(container, job, limits, start=False, on_running=on_running)
+    return _collect(container, job, grader_limits(job), start=False, on_running=on_running)
 
 
 def _in_subprocess(job: GraderJob, package: Path, inputs: Path, work: Path) -> GraderAnswer:
