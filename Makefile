@@ -3,11 +3,17 @@
 
 PYTHON ?= python3
 # Seeds `make test` validates every lab on (each cover-up must score 0 % on all of them), and how many
-# validation processes take labs in turn. On CI's two cores the 23 labs take about 40 minutes on two seeds
-# with two processes, and the two test passes about 34: a third seed would not fit in CI's 90 minutes.
-# `make validate VALIDATE_SEEDS=3 VALIDATE_PROCESSES=3` is the full proof.
+# validation processes take labs in turn. On CI's two cores the 25 labs took about 40 minutes on two seeds
+# with two processes, and the two test passes about 35 when each ran in one process: a third seed would
+# not fit in CI's 90 minutes. `make validate VALIDATE_SEEDS=3 VALIDATE_PROCESSES=3` is the full proof.
 VALIDATE_SEEDS ?= 2
 VALIDATE_PROCESSES ?= 2
+# Tests that need no Docker engine, browser or broker run in TEST_PROCESSES pytest-xdist processes: they
+# wait on the lab programs they start about half the time (one process: 10.0 minutes at 54 % CPU, two:
+# 5.9). Each process has its own test database. The others share one engine, one broker and timing
+# budgets, so they run in a single process.
+TEST_PROCESSES ?= 2
+PARALLEL_TESTS := not docker and not browser and not worker and not services
 VENV := .venv
 BIN := $(VENV)/bin
 PY := $(BIN)/python
@@ -87,11 +93,13 @@ test: check-tools $(DEV_STAMP) $(NODE_STAMP) system-test-deps
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports --no-cache
-	$(BIN)/pytest
+	$(BIN)/pytest -m "$(PARALLEL_TESTS)" -n $(TEST_PROCESSES)
+	$(BIN)/pytest -m "not ($(PARALLEL_TESTS))"
 	@if [ -n "$$FAULTLINE_TEST_DATABASE_URL" ] && [ -n "$$FAULTLINE_TEST_REDIS_URL" ]; then \
 		echo "== second pass: PostgreSQL + Redis broker + real Celery worker (tests of the container alone ran in the first pass) =="; \
-		DATABASE_URL="$$FAULTLINE_TEST_DATABASE_URL" CELERY_BROKER_URL="$$FAULTLINE_TEST_REDIS_URL" \
-			$(BIN)/pytest -m "not browser and (worker or services or not docker)" -p no:cacheprovider; \
+		export DATABASE_URL="$$FAULTLINE_TEST_DATABASE_URL" CELERY_BROKER_URL="$$FAULTLINE_TEST_REDIS_URL"; \
+		$(BIN)/pytest -m "$(PARALLEL_TESTS)" -n $(TEST_PROCESSES) -p no:cacheprovider \
+			&& $(BIN)/pytest -m "not browser and (worker or services)" -p no:cacheprovider; \
 	else \
 		echo "== second pass skipped: set FAULTLINE_TEST_DATABASE_URL and FAULTLINE_TEST_REDIS_URL (as .ci/run does) to run the suite on PostgreSQL + Redis =="; \
 	fi
