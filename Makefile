@@ -3,16 +3,16 @@
 
 PYTHON ?= python3
 # Seeds `make test` validates every lab on (each cover-up must score 0 % on all of them), and how many
-# validation processes take labs in turn. On CI's two cores the 25 labs took about 40 minutes on two seeds
-# with two processes, and the two test passes about 35 when each ran in one process: a third seed would
-# not fit in CI's 90 minutes. `make validate VALIDATE_SEEDS=3 VALIDATE_PROCESSES=3` is the full proof.
+# validation processes take labs in turn. On two cores the 26 labs take about 46 minutes on two seeds with
+# two processes, and the two test passes about 34: a third seed would not fit in CI's 90 minutes.
+# `make validate VALIDATE_SEEDS=3 VALIDATE_PROCESSES=3` is the full proof.
 VALIDATE_SEEDS ?= 2
 VALIDATE_PROCESSES ?= 2
 # Tests that need no Docker engine, browser or broker run in TEST_PROCESSES pytest-xdist processes: they
-# wait on the lab programs they start about half the time (one process: 10.0 minutes at 54 % CPU, two:
-# 5.9). Each process has its own test database. The others share one engine, one broker and timing
-# budgets, so they run in a single process.
-TEST_PROCESSES ?= 2
+# wait on the lab programs they start about half the time (on two cores, one process: 10.0 minutes at
+# 54 % CPU, two: 5.9, three: 4.0-4.9). Each process has its own test database. The others share one
+# engine, one broker and timing budgets, so they run in a single process.
+TEST_PROCESSES ?= 3
 PARALLEL_TESTS := not docker and not browser and not worker and not services
 VENV := .venv
 BIN := $(VENV)/bin
