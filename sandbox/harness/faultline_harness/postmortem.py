@@ -18,6 +18,12 @@ float32 so that a large but finite activation cannot overflow the sum; a float32
 non-finite only if its finite values sum past 3e38, i.e. a layer on the verge of overflowing anyway.
 A container whose output is its last child's very tensor (``nn.Sequential``) is not checked twice.
 
+The sums are written into slots of a buffer allocated once per device and dtype, never kept as tensors of
+their own, and the last output is held only by a weak reference. Holding thousands of small 0-d tensors
+between a program's large activations pinned the heap: a transformer scoring padded batches without ever
+reporting a step held 2.9 GiB instead of 0.8 under the watch, enough for an OOM kill the candidate would
+blame on the program.
+
 Arming the hooks only after the first bad loss and looking at the *next* step would be cheaper still,
 but it names the wrong layer: by then ``optimizer.step()`` has usually written the non-finite
 gradients into the weights, and the model's first layer is "the first non-finite output" whatever
@@ -52,6 +58,7 @@ KIND, NONFINITE, MEMORY_AT_EXIT = POSTMORTEM, POSTMORTEM_NONFINITE, POSTMORTEM_M
 
 MAX_CHECKS_PER_STEP = 4096  # bounds the queue of a program that reports rarely (or never)
 MAX_TENSORS_LISTED = 16
+STATS_CHUNK_ELEMENTS = 1 << 20  # 4 MiB of float32 at a time, whatever the size of the tensor
 TEXT_CAP = 40_000  # the capture travels as one telemetry line, capped by the launcher at 64 KiB
 NON_FINITE_STRINGS = frozenset({"nan", "inf", "-inf"})
 
@@ -79,8 +86,9 @@ class _StepRecord:
     # Weak references: holding the batch itself would keep a GPU batch alive into the next step and raise
     # the peak memory of every run. A program still holds its batch when it reports the step.
     batch: list[weakref.ref[Any]] = field(default_factory=list)
-    checks: list[tuple[Any, Any]] = field(default_factory=list)  # (module, 0-d sum of its output)
-    last_output: Any = None  # the tensor checked last, so a container returning it is not summed again
+    # (module, buffer, slot): the sum of the module's output is buffer[slot]
+    checks: list[tuple[Any, Any, int]] = field(default_factory=list)
+    last_output: Any = None  # weak reference to the tensor checked last: a container returning it is not summed again
 
 
 class NonFiniteWatch:
@@ -91,6 +99,7 @@ class NonFiniteWatch:
         self.captured = False
         self._record = _StepRecord()
         self._handles: list[Any] = []
+        self._buffers: dict[tuple[Any, Any], Any] = {}
         # Looked up at the first hook call: the hooks go in while ``import torch`` is still running.
         self._tracing_checks: tuple[Callable[[], bool], ...] | None = None
 
@@ -125,12 +134,12 @@ class NonFiniteWatch:
             checks = self._tracing_checks = self._find_tracing_checks()
         if any(check() for check in checks):
             return
-        if output is record.last_output:
+        if record.last_output is not None and output is record.last_output():
             return
-        flag = self._output_sum(output)
-        if flag is not None:
-            record.checks.append((module, flag))
-            record.last_output = output
+        buffer = self._output_sum(output, len(record.checks))
+        if buffer is not None:
+            record.checks.append((module, buffer, len(record.checks)))
+            record.last_output = weakref.ref(output) if isinstance(output, self.torch.Tensor) else None
 
     def _find_tracing_checks(self) -> tuple[Callable[[], bool], ...]:
         torch = self.torch
@@ -140,16 +149,37 @@ class NonFiniteWatch:
         )
         return tuple(check for check in found if callable(check))
 
-    def _output_sum(self, output: Any) -> Any:
+    def _output_sum(self, output: Any, slot: int) -> Any:
+        """Writes the sum of the output's floating tensors into ``slot`` of a buffer; returns the buffer."""
         torch = self.torch
-        total = None
+        buffer = None
         for tensor in _tensors(output, torch.Tensor):
             if tensor.is_meta or not tensor.is_floating_point() or tensor.numel() == 0:
                 continue
-            wide = torch.float32 if tensor.element_size() < 4 else None
-            part = tensor.detach().sum(dtype=wide)
-            total = part if total is None else total + part
-        return total
+            wide = torch.float32 if tensor.element_size() < 4 else tensor.dtype
+            try:
+                # The 0-d sum lives only until it is copied into the slot.
+                part = tensor.detach().sum(dtype=wide)
+                if buffer is None:
+                    target = self._buffer(tensor.device, wide)
+                    target[slot] = part
+                    buffer = target
+                else:
+                    buffer[slot] += part
+            except Exception:  # noqa: BLE001 - a transform that refuses the copy costs this check, not the program
+                return buffer
+        return buffer
+
+    def _buffer(self, device: Any, dtype: Any) -> Any:
+        key = (device, dtype)
+        buffer = self._buffers.get(key)
+        if buffer is None:
+            torch = self.torch
+            # A normal tensor even when first needed inside inference mode: an inference tensor could not be
+            # written later outside it.
+            with torch.inference_mode(False), torch.no_grad():
+                buffer = self._buffers[key] = torch.zeros(MAX_CHECKS_PER_STEP, dtype=dtype, device=device)
+        return buffer
 
     # ---- step boundary ---------------------------------------------------------------------------------
 
@@ -189,9 +219,9 @@ def describe_module(module: Any, names: dict[int, str]) -> str:
     return f"{name} ({kind})" if name else f"{kind} (the whole model)"
 
 
-def first_nonfinite(checks: list[tuple[Any, Any]]) -> tuple[int, Any] | None:
-    for index, (module, total) in enumerate(checks):
-        if not math.isfinite(float(total)):
+def first_nonfinite(checks: list[tuple[Any, Any, int]]) -> tuple[int, Any] | None:
+    for index, (module, buffer, slot) in enumerate(checks):
+        if not math.isfinite(float(buffer[slot])):
             return index, module
     return None
 
@@ -204,15 +234,40 @@ def tensor_stats(torch: Any, tensor: Any) -> str:
     if not (tensor.is_floating_point() or tensor.is_complex()):
         values = tensor.detach()
         return head + f", min {values.min().item()}, max {values.max().item()}"
-    values = tensor.detach().float() if not tensor.is_complex() else tensor.detach().abs().float()
-    finite = torch.isfinite(values)
-    bad = int((~finite).sum().item())
-    nans = int(torch.isnan(values).sum().item())
-    text = head + f", non-finite {bad} of {values.numel()} (nan {nans}, inf {bad - nans})"
-    if bad < values.numel():
-        kept = values[finite]
-        text += f", finite min {kept.min().item():.6g}, max {kept.max().item():.6g}, mean {kept.mean().item():.6g}"
+    bad = nans = finite_count = 0
+    low, high, total = math.inf, -math.inf, 0.0
+    for chunk in _chunks(tensor.detach()):
+        values = chunk.abs().float() if chunk.is_complex() else chunk.float()
+        finite = torch.isfinite(values)
+        kept_count = int(finite.sum().item())
+        bad += values.numel() - kept_count
+        nans += int(torch.isnan(values).sum().item())
+        if kept_count:
+            kept = values[finite]
+            low, high = min(low, kept.min().item()), max(high, kept.max().item())
+            total += kept.sum(dtype=torch.float64).item()
+            finite_count += kept_count
+    text = head + f", non-finite {bad} of {tensor.numel()} (nan {nans}, inf {bad - nans})"
+    if finite_count:
+        text += f", finite min {low:.6g}, max {high:.6g}, mean {total / finite_count:.6g}"
     return text
+
+
+def _chunks(tensor: Any) -> Iterable[Any]:
+    """The tensor's elements in pieces of about STATS_CHUNK_ELEMENTS. The statistics need float32 copies and
+    masks of what they look at: of a whole 256 MiB half-precision activation that is over a GiB more, which
+    can push a job that fits its memory limit into an OOM kill the candidate would blame on the program."""
+    if tensor.dim() == 0:
+        yield tensor.reshape(1)
+        return
+    if tensor.is_contiguous():
+        flat = tensor.view(-1)
+        for start in range(0, flat.numel(), STATS_CHUNK_ELEMENTS):
+            yield flat[start : start + STATS_CHUNK_ELEMENTS]
+        return
+    rows = max(1, STATS_CHUNK_ELEMENTS // max(1, tensor[0].numel()))
+    for start in range(0, tensor.shape[0], rows):
+        yield tensor[start : start + rows].reshape(-1)
 
 
 def _any_nonfinite(torch: Any, tensors: Iterable[Any]) -> bool:

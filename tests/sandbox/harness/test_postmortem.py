@@ -51,6 +51,32 @@ def test_capture_names_the_layer_whose_output_first_went_non_finite(watch, k) ->
     assert "main.py" in capture.text and "step 7" in capture.text
 
 
+def test_steps_in_and_out_of_inference_mode_are_both_watched(watch) -> None:
+    # The sums' buffer is first needed inside inference mode; it must still take the sums of a later
+    # step outside it (an inference tensor could not be written there).
+    model = model_with_blowup_at(2)
+    with torch.inference_mode():
+        model(torch.ones(5, 4))
+    assert watch.end_step(0, 1.0, stacks) is None
+    capture = watch.end_step(1, jsonable(model(torch.ones(5, 4)).sum()), stacks)
+    assert capture is not None and capture.layer == "2 (Blowup)"
+
+
+def test_a_program_that_never_reports_a_step_is_not_held_by_the_watch(watch) -> None:
+    # Only the first MAX_CHECKS_PER_STEP outputs are checked, and none of them is kept alive: a large
+    # output is freed as soon as the program drops it.
+    import weakref
+
+    layer = nn.Linear(64, 64)
+    first = layer(torch.ones(256, 64))
+    gone = weakref.ref(first)
+    del first
+    assert gone() is None
+    for _ in range(postmortem.MAX_CHECKS_PER_STEP + 10):
+        layer(torch.ones(1, 64))
+    assert len(watch._record.checks) == postmortem.MAX_CHECKS_PER_STEP
+
+
 def test_batch_statistics_count_the_non_finite_values(watch) -> None:
     model = model_with_blowup_at(3)
     batch = torch.ones(5, 4)
@@ -198,3 +224,26 @@ def test_the_batch_is_not_kept_alive_by_the_watch(watch) -> None:
     capture = watch.end_step(0, jsonable(loss), stacks)
     assert capture is not None
     assert "input 0: already freed by the program before it reported the step" in capture.text
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+def test_statistics_read_a_large_tensor_in_pieces_and_count_every_element(monkeypatch, layout) -> None:
+    # Pieces of 1000 elements over a 300 x 70 half-precision tensor: NaNs, infs and the extremes sit in
+    # different pieces, and the transposed view cannot be read as one flat run.
+    monkeypatch.setattr(postmortem, "STATS_CHUNK_ELEMENTS", 1000)
+    torch.manual_seed(0)
+    values = torch.rand(300, 70, dtype=torch.float16)
+    values[0, 0], values[150, 3], values[299, 69] = float("nan"), float("inf"), float("-inf")
+    values[10, 5], values[280, 60] = -7.0, 9.0
+    tensor = values if layout == "contiguous" else values.t()
+    text = postmortem.tensor_stats(torch, tensor)
+    finite = values[torch.isfinite(values)].float()
+    shape = "300x70" if layout == "contiguous" else "70x300"
+    assert text.startswith(f"shape {shape}, dtype float16, ")
+    assert "non-finite 3 of 21000 (nan 1, inf 2)" in text
+    assert f"finite min -7, max 9, mean {finite.double().mean().item():.6g}" in text
+
+
+def test_statistics_of_an_all_nan_tensor_name_no_finite_range() -> None:
+    text = postmortem.tensor_stats(torch, torch.full((5,), float("nan")))
+    assert text.endswith("non-finite 5 of 5 (nan 5, inf 0)")
