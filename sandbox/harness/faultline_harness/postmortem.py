@@ -86,8 +86,8 @@ class _StepRecord:
     # Weak references: holding the batch itself would keep a GPU batch alive into the next step and raise
     # the peak memory of every run. A program still holds its batch when it reports the step.
     batch: list[weakref.ref[Any]] = field(default_factory=list)
-    # (module, buffer, slot): the sum of the module's output is buffer[slot]
-    checks: list[tuple[Any, Any, int]] = field(default_factory=list)
+    # (module, buffer): the sum of the output of the module call at index i of this list is buffer[i]
+    checks: list[tuple[Any, Any]] = field(default_factory=list)
     last_output: Any = None  # weak reference to the tensor checked last: a container returning it is not summed again
 
 
@@ -138,7 +138,7 @@ class NonFiniteWatch:
             return
         buffer = self._output_sum(output, len(record.checks))
         if buffer is not None:
-            record.checks.append((module, buffer, len(record.checks)))
+            record.checks.append((module, buffer))
             record.last_output = weakref.ref(output) if isinstance(output, self.torch.Tensor) else None
 
     def _find_tracing_checks(self) -> tuple[Callable[[], bool], ...]:
@@ -219,9 +219,9 @@ def describe_module(module: Any, names: dict[int, str]) -> str:
     return f"{name} ({kind})" if name else f"{kind} (the whole model)"
 
 
-def first_nonfinite(checks: list[tuple[Any, Any, int]]) -> tuple[int, Any] | None:
-    for index, (module, buffer, slot) in enumerate(checks):
-        if not math.isfinite(float(buffer[slot])):
+def first_nonfinite(checks: list[tuple[Any, Any]]) -> tuple[int, Any] | None:
+    for index, (module, buffer) in enumerate(checks):
+        if not math.isfinite(float(buffer[index])):
             return index, module
     return None
 
@@ -272,7 +272,12 @@ def _chunks(tensor: Any) -> Iterable[Any]:
 
 def _any_nonfinite(torch: Any, tensors: Iterable[Any]) -> bool:
     try:
-        return any(not bool(torch.isfinite(t.detach()).all()) for t in tensors if t.is_floating_point())
+        return any(
+            not bool(torch.isfinite(chunk).all())
+            for t in tensors
+            if t.is_floating_point()
+            for chunk in _chunks(t.detach())
+        )
     except Exception:  # noqa: BLE001 - only a remark; the statistics above say it anyway
         return False
 
