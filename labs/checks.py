@@ -370,14 +370,16 @@ class Counter(CheckType):
 
 
 class StoreReads(CheckType):
-    """What the record store in the launcher served the run: ``reads`` completed, or different ``records``
-    among them. The ranks can only raise either by making the reads, each at the store's latency and within
-    its concurrency cap; records a program builds itself are not counted."""
+    """What the record store in the launcher served the run: ``reads`` completed, different ``records``
+    among them, or ``records_in_children``: different records served only to processes a rank started (its
+    workers), never to a rank's own process, as the kernel's peer credentials say. The ranks can only raise
+    any of them by making the reads, each at the store's latency and within its concurrency cap; records a
+    program builds itself are not counted."""
 
     required = {"op": "op", "value": "number"}
     optional = {"count": "string"}
     source = gettext_noop("reads counted by the record store in the launcher, outside the ranks")
-    COUNTS = ("reads", "records")
+    COUNTS = ("reads", "records", "records_in_children")
 
     def validate(self, options):
         problem = super().validate(options)

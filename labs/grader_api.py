@@ -14,7 +14,9 @@ container, so they import nothing from the project.
 from __future__ import annotations
 
 import os
+import random
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
@@ -244,6 +246,15 @@ def r2(pred, target) -> float:
     return 1.0 - torch.mean((pred - target) ** 2).item() / target.var().item()
 
 
+def store_record(seed: int, index: int, floats: int) -> tuple[float, ...]:
+    """Record ``index`` of shard ``seed`` exactly as a lab's record store sends it: the launcher's
+    ``faultline_harness.recordstore.record`` (written out here, since nothing of the harness is mounted
+    into the grader's container), rounded to float32 as on the wire."""
+    rng = random.Random(seed * 100_003 + index)
+    values = [rng.gauss(0.0, 1.0) for _ in range(floats)]
+    return struct.unpack(f"<{floats}f", struct.pack(f"<{floats}f", *values))
+
+
 def max_param_diff(modules) -> float:
     """The largest absolute difference of any weight between the first module and each of the others: 0.0
     when every rank saved the same model."""
@@ -256,6 +267,61 @@ def weights_finite(module) -> bool:
     import torch
 
     return all(bool(torch.isfinite(value).all()) for value in module.state_dict().values())
+
+
+# Step fingerprints: a graded hang lab's hidden entry notes, in each rank, a few numbers summarising the
+# weights after every optimizer step (faultline_harness.stepprints) and seals them with the launcher as
+# ``steps-rank{rank}.pt``. Ranks that apply the same averaged gradient hold bit-identical weights.
+SAME_STEP = 1e-9  # relative: ranks in step hold bit-identical weights, anything trained apart is far off
+MAX_STEP_PRINTS = (5000, 100)  # a few hundred steps of a few dozen numbers: anything far larger is not ours
+
+
+def step_fingerprints(ctx: GradeContext, rank: int):
+    """Rank ``rank``'s sealed record: one row of fingerprints per optimizer step, as float64."""
+    import torch
+
+    name = f"steps-rank{rank}.pt"
+    record = ctx.load(name)
+    rows = record.get("fingerprints") if isinstance(record, dict) else None
+    if (
+        not torch.is_tensor(rows)
+        or rows.dim() != 2
+        or rows.shape[0] > MAX_STEP_PRINTS[0]
+        or rows.shape[1] > MAX_STEP_PRINTS[1]
+    ):
+        raise CandidateOutputError(f"{name} is not the record the graded run writes: was it overwritten?")
+    return rows.double()
+
+
+def same_steps(a, b):
+    """Which fingerprints of ``a`` (one per step) equal which of ``b``: a len(a) x len(b) table."""
+    return ((a[:, None, :] - b[None, :, :]).abs() <= SAME_STEP * (1.0 + b[None, :, :].abs())).all(dim=2)
+
+
+def synced_steps(prints) -> int:
+    """For each rank, how many of its steps another rank also reached; the smallest of those counts."""
+    import torch
+
+    counts = []
+    for rank, mine in enumerate(prints):
+        others = [p for other, p in enumerate(prints) if other != rank and len(p)]
+        if not len(mine) or not others or len({p.shape[1] for p in [mine, *others]}) != 1:
+            counts.append(0)
+            continue
+        counts.append(int(same_steps(mine, torch.cat(others)).any(dim=1).sum().item()))
+    return min(counts, default=0)
+
+
+def distinct_steps(prints) -> int:
+    """How many different weights the job stepped through, on any rank: steps taken together count once."""
+    import torch
+
+    taken = [p for p in prints if len(p)]
+    if not taken or len({p.shape[1] for p in taken}) != 1:
+        return 0
+    rows = torch.cat(taken)
+    seen_before = same_steps(rows, rows).tril(diagonal=-1).any(dim=1)
+    return int((~seen_before).sum().item())
 
 
 def _load_problem(exc: BaseException) -> str:

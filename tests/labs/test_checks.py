@@ -165,6 +165,10 @@ def test_store_reads_counts_what_the_store_in_the_launcher_served():
     # a run without the store (or from before it existed) is not measured, never passed
     missing = check("store_reads", outcome(), count="records", op=">=", value=1)
     assert not missing.passed and missing.measured == "not measured"
+    # records only the ranks' workers read: a job that read everything in its own process counts 0
+    parent = outcome(service_counts={"record_store": {"reads": 8192, "records": 8192, "records_in_children": 0}})
+    in_workers = check("store_reads", parent, count="records_in_children", op=">=", value=8192)
+    assert not in_workers.passed and in_workers.threshold == "store records_in_children >= 8192"
 
 
 def test_service_count_reads_what_a_service_in_the_launcher_counted():

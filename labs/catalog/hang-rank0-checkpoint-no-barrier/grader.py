@@ -31,13 +31,12 @@ must have learned.
 """
 
 import torch
-from labs.grader_api import CandidateOutputError, max_param_diff, r2
+from labs.grader_api import max_param_diff, r2, step_fingerprints, synced_steps
 from torch import nn
 
 FEATURES = 16
 SITES = 2
 SITE_SCALE = 25.0
-SAME = 1e-9  # relative: ranks in step hold bit-identical weights, anything trained apart is far off
 
 
 class Net(nn.Module):
@@ -61,33 +60,14 @@ def site_bias(key):
     return size * sign
 
 
-def load_fingerprints(ctx, rank):
-    name = f"steps-rank{rank}.pt"
-    record = ctx.load(name)
-    rows = record.get("fingerprints") if isinstance(record, dict) else None
-    # The run takes a few hundred steps; a record far larger was not written by the hidden entry and
-    # must not cost the grader its memory.
-    if not torch.is_tensor(rows) or rows.dim() != 2 or rows.shape[0] > 5000 or rows.shape[1] > 100:
-        raise CandidateOutputError(f"{name} is not the record the graded run writes: was it overwritten?")
-    return rows.double()
-
-
-def shared_steps(mine, other):
-    """How many of `mine` (one fingerprint per step) the other rank also reached."""
-    if len(mine) == 0 or len(other) == 0 or mine.shape[1] != other.shape[1]:
-        return 0
-    close = (mine[:, None, :] - other[None, :, :]).abs() <= SAME * (1.0 + other[None, :, :].abs())
-    return int(close.all(dim=2).any(dim=1).sum().item())
 
 
 def evaluate(ctx):
     nets = [ctx.load_into(Net(), f"model-rank{r}.pt") for r in range(ctx.ranks)]
     diff = max_param_diff(nets)
 
-    prints = [load_fingerprints(ctx, r) for r in range(ctx.ranks)]
-    synced = min(
-        shared_steps(prints[r], torch.cat([prints[s] for s in range(ctx.ranks) if s != r])) for r in range(ctx.ranks)
-    )
+    prints = [step_fingerprints(ctx, r) for r in range(ctx.ranks)]
+    synced = synced_steps(prints)
 
     # Fresh rows for each site, scored against that site's own bias, rebuilt from the key the launcher drew
     # for the rank whose node holds it: a model that never learned a site's rows, or learned rows made up

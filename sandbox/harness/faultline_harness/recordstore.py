@@ -13,6 +13,11 @@ With ``shard_seed`` and ``shard_size`` the store holds that one shard and nothin
 another shard's seed or an index past the end closes the connection, so ``records`` counts records of the
 lab's own shard only, and reads of made-up (seed, index) pairs cannot stand in for them.
 
+The store also knows which process asked, from the kernel (``SO_PEERCRED`` on the connection, see
+``peers.py``), never from the request: ``records_in_children`` counts the different records served only to
+processes a rank started (its DataLoader or multiprocessing workers), never to a rank's own process. A lab
+that asks for work to stay in worker processes reads it here instead of from notes the job writes itself.
+
 Wire format, little-endian: a request is ``<qI`` (shard seed, record index); the answer is ``floats``
 float32 values. Anything else closes the connection.
 """
@@ -29,9 +34,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from . import checkpointstore, rankkeys, sealedrecords
+from . import checkpointstore, peers, rankkeys, sealedrecords
 from .protocol import ENV_CHECKPOINT_STORE, ENV_RANK_KEYS, ENV_RECORD_STORE, ENV_SEALED_RECORDS, ENV_SERVICES
-from .socketservice import SocketService, recv_exact
+from .socketservice import RankedService, recv_exact
 
 REQUEST = struct.Struct("<qI")
 SOCKET_NAME = "record-store.sock"
@@ -113,7 +118,7 @@ def parse_config(raw: str) -> dict[str, dict[str, Any]]:
     return config
 
 
-class RecordStore(SocketService):
+class RecordStore(RankedService):
     """Bind in the constructor (no thread yet: ranks may be started with ``preexec_fn`` or ``fork``
     right after); ``start`` begins serving, and connections made before that wait in the backlog."""
 
@@ -133,6 +138,8 @@ class RecordStore(SocketService):
         self._lock = threading.Lock()
         self._reads = 0
         self._served: set[tuple[int, int]] = set()
+        self._by_ranks: set[tuple[int, int]] = set()  # served to a rank's own process
+        self._by_children: set[tuple[int, int]] = set()  # served to a process a rank started
 
     @property
     def reads(self) -> int:
@@ -141,9 +148,22 @@ class RecordStore(SocketService):
 
     def counts(self) -> dict[str, int]:
         with self._lock:
-            return {"reads": self._reads, "records": len(self._served)}
+            return {
+                "reads": self._reads,
+                "records": len(self._served),
+                "records_in_children": len(self._by_children - self._by_ranks),
+            }
+
+    def _asker(self, conn: socket.socket) -> set[tuple[int, int]] | None:
+        """Where the connection's reads are noted: a rank's own process, a process it started, or neither."""
+        pid = peers.peer_pid(conn)
+        if peers.rank_of(pid, self._rank_pids) is None:
+            return None
+        # rank_of has matched a rank's pid together with its start time, so the pid is that rank's process.
+        return self._by_ranks if pid in self._rank_pids else self._by_children
 
     def serve(self, conn: socket.socket) -> None:
+        asker = self._asker(conn)
         while not self._closed.is_set():
             request = recv_exact(conn, REQUEST.size)
             if request is None:
@@ -161,6 +181,8 @@ class RecordStore(SocketService):
             with self._lock:
                 self._reads += 1
                 self._served.add((seed, index))
+                if asker is not None:
+                    asker.add((seed, index))
             try:
                 conn.sendall(payload)
             except OSError:

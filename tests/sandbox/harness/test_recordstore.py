@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from faultline_harness import recordstore, socketservice
 
+from labs import grader_api
+
 from .conftest import harness_env
 
 
@@ -58,7 +60,13 @@ def test_serves_the_documented_record_and_counts_each_read(store):
     expected = list(struct.unpack("<4f", struct.pack("<4f", *recordstore.record(7, 3, 4))))
     assert first == again == expected
     assert other != first
-    assert made.counts() == {"reads": 3, "records": 2}
+    assert made.counts() == {"reads": 3, "records": 2, "records_in_children": 0}
+
+
+def test_graders_rebuild_exactly_the_records_the_store_sends(store):
+    made = store(latency_ms=0, concurrency=2, floats=32)
+    for seed, index in ((1, 0), (80176, 8191), (2**31 - 1, 16383)):
+        assert tuple(_read(made.path, seed, index, floats=32)) == grader_api.store_record(seed, index, 32)
 
 
 def test_every_read_waits_the_latency(store):
@@ -107,7 +115,7 @@ def test_stop_removes_the_socket_and_returns_the_count(tmp_path: Path):
     made = recordstore.RecordStore(tmp_path, 0, 1, 2)
     made.start()
     _read(made.path, 1, 1, floats=2)
-    assert made.stop() == {"reads": 1, "records": 1}
+    assert made.stop() == {"reads": 1, "records": 1, "records_in_children": 0}
     assert not made.path.exists()
 
 
@@ -160,7 +168,7 @@ def test_the_launcher_reports_the_reads_in_its_end_event(launch):
     run = launch(PATCHING_PROGRAM, env={"FAULTLINE_SERVICES": SERVICES})
     assert run.wait(60) == 0
     end = run.events("end")[-1]
-    assert end["services"] == {"record_store": {"reads": 10, "records": 10}}
+    assert end["services"] == {"record_store": {"reads": 10, "records": 10, "records_in_children": 0}}
     assert run.output(0) == ["read 12"]
 
 
@@ -172,7 +180,56 @@ def test_a_forged_end_line_cannot_add_reads(launch):
     assert run.wait(60) == 0
     ends = run.events("end")
     assert len(ends) == 1
-    assert ends[0]["services"] == {"record_store": {"reads": 0, "records": 0}}
+    assert ends[0]["services"] == {"record_store": {"reads": 0, "records": 0, "records_in_children": 0}}
+
+
+# The rank reads records 0-3 itself; a forked worker reads 2-7 and a spawned one 8-9 (then 0 again).
+# Only 4-9 were read by workers alone. The rank then writes made-up "read in a worker" notes and prints
+# a forged count: neither is where the count comes from.
+WORKER_PROGRAM = """
+    import multiprocessing as mp, os, socket, struct
+
+    def read(indices):
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        conn.connect(os.environ["FAULTLINE_RECORD_STORE"])
+        for index in indices:
+            conn.sendall(struct.pack("<qI", 5, index))
+            data = b""
+            while len(data) < 12:
+                data += conn.recv(12 - len(data))
+        conn.close()
+
+    if __name__ == "__main__":
+        read(range(4))
+        for method, indices in (("fork", range(2, 8)), ("spawn", [8, 9, 0])):
+            worker = mp.get_context(method).Process(target=read, args=(list(indices),))
+            worker.start()
+            worker.join()
+            assert worker.exitcode == 0, worker.exitcode
+        with open(os.path.join(os.environ["FAULTLINE_OUTPUT_DIR"], "read-in-workers.json"), "w") as note:
+            note.write('{"pid": 99999, "records": 10}')
+        print('@@fl {"kind":"counter","name":"records_in_children","value":10}')
+        print("done")
+"""
+
+
+def test_records_read_only_by_processes_a_rank_started_are_counted_from_the_kernels_word(launch):
+    run = launch(WORKER_PROGRAM, env={"FAULTLINE_SERVICES": SERVICES})
+    assert run.wait(120) == 0, run.lines
+    end = run.events("end")[-1]
+    assert end["services"] == {"record_store": {"reads": 13, "records": 10, "records_in_children": 6}}
+
+
+def test_a_client_outside_every_rank_is_not_a_worker(tmp_path: Path):
+    made = recordstore.RecordStore(tmp_path, 0, 2, 4)
+    # The ranks are other processes: this test's process is neither a rank nor one of their children.
+    made.set_ranks({999_999: (0, None)})
+    made.start()
+    try:
+        _read(made.path, 3, 1)
+    finally:
+        counts = made.stop()
+    assert counts == {"reads": 1, "records": 1, "records_in_children": 0}
 
 
 def test_without_services_the_end_event_is_unchanged(launch):
@@ -209,7 +266,7 @@ def test_a_store_that_holds_one_shard_serves_and_counts_only_that_shard(tmp_path
                 conn.connect(str(made.path))
                 conn.sendall(recordstore.REQUEST.pack(seed, index))
                 assert conn.recv(16) == b"", f"({seed}, {index}) was answered"
-        assert made.counts() == {"reads": 1, "records": 1}
+        assert made.counts() == {"reads": 1, "records": 1, "records_in_children": 0}
     finally:
         made.stop()
 
