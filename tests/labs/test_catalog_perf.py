@@ -81,7 +81,7 @@ def test_the_client_reads_from_the_store_exactly_the_records_the_grader_replays(
     for (features, label), index in zip(read, picked, strict=True):
         assert torch.equal(features, x[index])
         assert label == int(y[index])
-    assert counts == {"reads": 4, "records": 4}
+    assert counts == {"reads": 4, "records": 4, "records_in_children": 0}
 
 
 def test_a_client_asking_for_another_shard_is_refused_and_not_counted(tmp_path, monkeypatch):
@@ -100,7 +100,7 @@ def test_a_client_asking_for_another_shard_is_refused_and_not_counted(tmp_path, 
     finally:
         store.stop()
         sys.modules.pop("perf_lab_client_other_shard", None)
-    assert counts == {"reads": 0, "records": 0}
+    assert counts == {"reads": 0, "records": 0, "records_in_children": 0}
 
 
 def test_the_grader_replays_the_variants_recipe_not_the_programs_constants():

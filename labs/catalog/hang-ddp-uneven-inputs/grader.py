@@ -64,10 +64,6 @@ def site_bias(key):
     return size * sign
 
 
-
-
-
-
 def evaluate(ctx):
     nets = [ctx.load_into(Net(), f"model-rank{r}.pt") for r in range(ctx.ranks)]
     diff = max_param_diff(nets)

@@ -33,7 +33,6 @@ def target_weights(store_seed, features):
     return torch.randn(features, generator=torch.Generator().manual_seed(store_seed)) / features**0.5
 
 
-
 def shard(store_seed, features):
     """Every record of the shard with its target, as the storage client computes them, one by one."""
     weights = target_weights(store_seed, features)

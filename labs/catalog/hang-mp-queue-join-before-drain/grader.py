@@ -21,7 +21,6 @@ FIELDS = 32
 DIM = 128
 
 
-
 def read_shard(archive_seed, index, rows):
     """Shard ``index`` as the authoritative corpus.read_shard receives it: records index*rows onwards."""
     return torch.tensor([store_record(archive_seed, index * rows + i, FIELDS) for i in range(rows)], dtype=torch.float32)

@@ -36,7 +36,6 @@ def label_weights(store_seed):
     return torch.randn(FEATURES, CLASSES, generator=torch.Generator().manual_seed(store_seed))
 
 
-
 def store_records(store_seed, shard_size):
     """Every record of the shard, as the storage client gets it."""
     weights = label_weights(store_seed)

@@ -25,6 +25,7 @@ float32 values. Anything else closes the connection.
 from __future__ import annotations
 
 import json
+import os
 import random
 import socket
 import struct
@@ -189,6 +190,52 @@ class RecordStore(RankedService):
                 with self._lock:
                     self._reads -= 1
                 return
+
+
+class StoreClient:
+    """Rank side, for a graded run's hidden files: reads records from the run's record store.
+
+    Each process opens its own connection on first use (a forked DataLoader worker must not share its
+    parent's socket: the answers would interleave), so the store sees, from the kernel, which process
+    asked for every record."""
+
+    BATCH = 256  # requests sent before their answers are read: well inside a Unix socket's buffer
+
+    def __init__(self, floats: int) -> None:
+        self.answer = struct.Struct(f"<{floats}f")
+        self._conn: tuple[int, socket.socket] | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"answer_format": self.answer.format}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.answer = struct.Struct(state["answer_format"])
+        self._conn = None
+
+    def _connection(self) -> socket.socket:
+        pid = os.getpid()
+        if self._conn is None or self._conn[0] != pid:
+            address = os.environ.get(ENV_RECORD_STORE)
+            if not address:
+                raise RuntimeError("the record store is reachable only inside a lab run")
+            conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            conn.connect(address)
+            self._conn = (pid, conn)
+        return self._conn[1]
+
+    def read(self, seed: int, indices: list[int]) -> list[tuple[float, ...]]:
+        """Records ``indices`` of shard ``seed``, in that order."""
+        conn = self._connection()
+        records: list[tuple[float, ...]] = []
+        for start in range(0, len(indices), self.BATCH):
+            chunk = indices[start : start + self.BATCH]
+            conn.sendall(b"".join(REQUEST.pack(seed, index) for index in chunk))
+            for _ in chunk:
+                data = recv_exact(conn, self.answer.size)
+                if data is None:
+                    raise ConnectionError("the record store closed the connection (a record outside its shard?)")
+                records.append(self.answer.unpack(data))
+        return records
 
 
 Service = RecordStore | checkpointstore.CheckpointStore | sealedrecords.SealedRecords | rankkeys.RankKeys

@@ -69,6 +69,22 @@ def test_graders_rebuild_exactly_the_records_the_store_sends(store):
         assert tuple(_read(made.path, seed, index, floats=32)) == grader_api.store_record(seed, index, 32)
 
 
+def test_the_client_reads_records_in_order_over_one_connection_per_process(store, monkeypatch):
+    made = store(latency_ms=0, concurrency=2, floats=4)
+    monkeypatch.setenv("FAULTLINE_RECORD_STORE", str(made.path))
+    client = recordstore.StoreClient(4)
+    indices = [5, 1, 300, 1] + list(range(400, 700))  # more than one batch of requests
+    got = client.read(9, indices)
+    assert got == [grader_api.store_record(9, index, 4) for index in indices]
+    assert made.counts()["reads"] == len(indices)
+
+
+def test_a_client_outside_a_run_says_so(monkeypatch):
+    monkeypatch.delenv("FAULTLINE_RECORD_STORE", raising=False)
+    with pytest.raises(RuntimeError, match="only inside a lab run"):
+        recordstore.StoreClient(4).read(1, [0])
+
+
 def test_every_read_waits_the_latency(store):
     made = store(latency_ms=20, concurrency=4)
     started = time.perf_counter()

@@ -217,7 +217,7 @@ def test_forked_ranks_reach_the_store_but_not_its_listening_socket(zygote) -> No
     assert run.wait(60) == 0, "\n".join(run.lines[-30:])
     for rank in (0, 1):
         assert run.output(rank) == ["listening=0 read=8"]
-    assert run.events("end")[-1]["services"] == {"record_store": {"reads": 6, "records": 3}}
+    assert run.events("end")[-1]["services"] == {"record_store": {"reads": 6, "records": 3, "records_in_children": 0}}
 
 
 def test_fork_ranks_preloads_in_the_launcher_without_waiting_for_a_job(launch) -> None:
