@@ -13,10 +13,12 @@ With ``shard_seed`` and ``shard_size`` the store holds that one shard and nothin
 another shard's seed or an index past the end closes the connection, so ``records`` counts records of the
 lab's own shard only, and reads of made-up (seed, index) pairs cannot stand in for them.
 
-The store also knows which process asked, from the kernel (``SO_PEERCRED`` on the connection, see
-``peers.py``), never from the request: ``records_in_children`` counts the different records served only to
-processes a rank started (its DataLoader or multiprocessing workers), never to a rank's own process. A lab
-that asks for work to stay in worker processes reads it here instead of from notes the job writes itself.
+The store also knows which process asked, from the kernel, never from the request: each request is
+stamped with the pid of the process that wrote it (``SO_PASSCRED``, see ``socketservice.WriterReader``), so a
+socket a worker connected and handed to its parent asks in the parent's name. ``records_in_children`` counts
+the different records served only to processes a rank started (its DataLoader or multiprocessing workers),
+never to a rank's own process. A lab that asks for work to stay in worker processes reads it here instead
+of from notes the job writes itself.
 
 Wire format, little-endian: a request is ``<qI`` (shard seed, record index); the answer is ``floats``
 float32 values. Anything else closes the connection.
@@ -37,7 +39,7 @@ from typing import Any
 
 from . import checkpointstore, peers, rankkeys, sealedrecords
 from .protocol import ENV_CHECKPOINT_STORE, ENV_RANK_KEYS, ENV_RECORD_STORE, ENV_SEALED_RECORDS, ENV_SERVICES
-from .socketservice import RankedService, recv_exact
+from .socketservice import RankedService, WriterReader, recv_exact
 
 REQUEST = struct.Struct("<qI")
 SOCKET_NAME = "record-store.sock"
@@ -155,20 +157,32 @@ class RecordStore(RankedService):
                 "records_in_children": len(self._by_children - self._by_ranks),
             }
 
-    def _asker(self, conn: socket.socket) -> set[tuple[int, int]] | None:
-        """Where the connection's reads are noted: a rank's own process, a process it started, or neither."""
-        pid = peers.peer_pid(conn)
-        if peers.rank_of(pid, self._rank_pids) is None:
-            return None
-        # rank_of has matched a rank's pid together with its start time, so the pid is that rank's process.
-        return self._by_ranks if pid in self._rank_pids else self._by_children
+    def _asker(self, writers: frozenset[int], seen: dict[int, str | None]) -> set[tuple[int, int]] | None:
+        """Where a request's reads are noted: a rank's own process if any of its writers was one, processes a
+        rank started if all of them were, else nowhere. ``seen`` remembers each pid's answer for the
+        connection, so the /proc walk is made once per writer, not once per request."""
+        kinds = set()
+        for pid in writers:
+            if pid not in seen:
+                if peers.rank_of(pid, self._rank_pids) is None:
+                    seen[pid] = None
+                else:
+                    # rank_of matched a rank's pid together with its start time, so the pid is that rank's process.
+                    seen[pid] = "rank" if pid in self._rank_pids else "child"
+            kinds.add(seen[pid])
+        if "rank" in kinds:
+            return self._by_ranks
+        return self._by_children if kinds == {"child"} else None
 
     def serve(self, conn: socket.socket) -> None:
-        asker = self._asker(conn)
+        reader = WriterReader(conn)
+        seen: dict[int, str | None] = {}
         while not self._closed.is_set():
-            request = recv_exact(conn, REQUEST.size)
-            if request is None:
+            read = reader.read_exact(REQUEST.size)
+            if read is None:
                 return
+            request, writers = read
+            asker = self._asker(writers, seen)
             seed, index = REQUEST.unpack(request)
             if self.shard is not None and (seed != self.shard[0] or index >= self.shard[1]):
                 return  # not a record of this store's shard: nothing served, nothing counted

@@ -5,11 +5,12 @@ its site's data) and leaves it in the output folder for the grader. Every rank c
 they share one uid, so file permissions cannot keep rank 0 from rewriting rank 1's record once rank 1
 has gone. So a rank hands its record to the launcher instead, over a Unix socket, and the launcher
 knows who is sending from the kernel (``SO_PEERCRED``: the connecting process, which must be the rank
-or a descendant of it). It accepts a record only under the rank's own name (a lab declares the names,
-e.g. ``grading-rank{rank}.pt``) and keeps the bytes in its own memory (it is PID 1 and not dumpable).
-When the run ends, after every process of the job has been killed, it writes each declared record into
-the output folder from that copy, and removes any file under a declared name that no rank sealed: the
-grader reads what the rank itself sent, or nothing.
+or a descendant of it; ``SO_PASSCRED``: the process that wrote each byte, which must be of the same
+rank, so a connection handed to another rank's process seals nothing). It accepts a record only under
+the rank's own name (a lab declares the names, e.g. ``grading-rank{rank}.pt``) and keeps the bytes in
+its own memory (it is PID 1 and not dumpable). When the run ends, after every process of the job has
+been killed, it writes each declared record into the output folder from that copy, and removes any
+file under a declared name that no rank sealed: the grader reads what the rank itself sent, or nothing.
 
 Wire format, little-endian: ``<HQ`` (name length, payload length), the name (UTF-8), the payload. The
 answer is one byte: 0 sealed, 1 refused (not this rank's name, too large, or not a rank).
@@ -26,7 +27,7 @@ import threading
 from pathlib import Path
 
 from .protocol import ENV_SEALED_RECORDS
-from .socketservice import RankedService, recv_exact
+from .socketservice import RankedService, WriterReader
 
 REQUEST = struct.Struct("<HQ")
 SEALED, REFUSED = 0, 1
@@ -104,20 +105,29 @@ class SealedRecords(RankedService):
             setattr(self, attribute, getattr(self, attribute) + 1)
 
     def serve(self, conn: socket.socket) -> None:
-        rank = self.rank_of(conn)
-        header = recv_exact(conn, REQUEST.size)
+        reader = WriterReader(conn)
+        header = reader.read_exact(REQUEST.size)
         if header is None:
             return
-        name_len, size = REQUEST.unpack(header)
-        raw = recv_exact(conn, name_len) if name_len <= MAX_NAME else None
-        name = raw.decode("utf-8", errors="replace") if raw is not None else ""
+        name_len, size = REQUEST.unpack(header[0])
+        raw = reader.read_exact(name_len) if name_len <= MAX_NAME else None
+        name = raw[0].decode("utf-8", errors="replace") if raw is not None else ""
+        writers = header[1] | (raw[1] if raw is not None else frozenset())
+        rank = self.rank_of_writers(conn, writers)
         allowed = rank is not None and name in self.names_of(rank) and size <= MAX_RECORD
         if not allowed:
             self._count("_refused")
             conn.sendall(bytes([REFUSED]))
             return
-        data = recv_exact(conn, size)
-        if data is None or self._closed.is_set():
+        body = reader.read_exact(size)
+        # Every byte of the record must come from the rank that connected: a socket handed to another rank's
+        # process writes for nobody.
+        if body is None or self._closed.is_set():
+            return
+        data, body_writers = body
+        if self.rank_of_writers(conn, body_writers) != rank:
+            self._count("_refused")
+            conn.sendall(bytes([REFUSED]))
             return
         with self._lock:
             held = sum(len(v) for k, v in self._records.items() if k != name)

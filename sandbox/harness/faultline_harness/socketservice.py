@@ -8,8 +8,10 @@ A subclass answers one connection in :meth:`SocketService.serve` and says what i
 from __future__ import annotations
 
 import socket
+import struct
 import tempfile
 import threading
+from collections import deque
 from pathlib import Path
 
 from . import peers
@@ -33,6 +35,9 @@ class SocketService:
             path = self._own_dir / self.socket_name
         self.path = path
         self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        # Set on the listener, so the kernel stamps even bytes sent before the connection is accepted with
+        # their writer's pid (see WriterReader); accepted connections inherit it.
+        self._listener.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
         self._listener.bind(str(path))
         self._listener.listen(128)
 
@@ -100,6 +105,55 @@ def recv_exact(conn: socket.socket, size: int) -> bytes | None:
     return bytes(data)
 
 
+_CREDS = struct.Struct("3i")  # struct ucred: pid, uid, gid
+
+
+class WriterReader:
+    """Reads a connection's bytes together with the pid of the process that *wrote* them.
+
+    ``SO_PEERCRED`` names the process that connected, but a connected socket can be handed to another process
+    (``SCM_RIGHTS``, or simply inherited across ``fork``), which then writes on it under the connector's name.
+    With ``SO_PASSCRED`` on the receiving socket, the kernel stamps every write with the writing process's pid
+    (a process without ``CAP_SYS_ADMIN`` cannot claim another's) and never joins bytes of two writers in one
+    ``recvmsg``, so each byte read here is known by who wrote it. A write the kernel did not stamp reads as
+    pid 0, which belongs to no rank."""
+
+    CHUNK = 1 << 16
+
+    def __init__(self, conn: socket.socket) -> None:
+        self._conn = conn
+        self._chunks: deque[tuple[memoryview, int]] = deque()
+
+    def _fill(self) -> bool:
+        data, ancillary, _flags, _addr = self._conn.recvmsg(self.CHUNK, socket.CMSG_SPACE(_CREDS.size))
+        if not data:
+            return False
+        pid = 0
+        for level, kind, payload in ancillary:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_CREDENTIALS and len(payload) >= _CREDS.size:
+                pid = _CREDS.unpack_from(payload)[0]
+        self._chunks.append((memoryview(data), pid))
+        return True
+
+    def read_exact(self, size: int) -> tuple[bytes, frozenset[int]] | None:
+        """Exactly ``size`` bytes and the pids of every process that wrote part of them; None when the peer
+        closes first."""
+        data = bytearray()
+        writers: set[int] = set()
+        while len(data) < size:
+            if not self._chunks and not self._fill():
+                return None
+            chunk, pid = self._chunks[0]
+            take = min(size - len(data), len(chunk))
+            data += chunk[:take]
+            writers.add(pid)
+            if take == len(chunk):
+                self._chunks.popleft()
+            else:
+                self._chunks[0] = (chunk[take:], pid)
+        return bytes(data), frozenset(writers)
+
+
 class RankedService(SocketService):
     """A service that knows which rank each connection comes from: the rank whose process (or a descendant
     of it) connected, from the kernel's ``SO_PEERCRED``, never from anything the client sends.
@@ -118,3 +172,11 @@ class RankedService(SocketService):
 
     def rank_of(self, conn: socket.socket) -> int | None:
         return peers.rank_of(peers.peer_pid(conn), self._rank_pids)
+
+    def rank_of_writers(self, conn: socket.socket, writers: frozenset[int]) -> int | None:
+        """The rank that both connected and wrote every one of the bytes (``WriterReader``), else None: a
+        socket another rank's process connected and handed over writes for nobody."""
+        rank = self.rank_of(conn)
+        if rank is None or any(peers.rank_of(pid, self._rank_pids) != rank for pid in writers):
+            return None
+        return rank

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
 import struct
 import threading
@@ -234,6 +235,69 @@ def test_records_read_only_by_processes_a_rank_started_are_counted_from_the_kern
     assert run.wait(120) == 0, run.lines
     end = run.events("end")[-1]
     assert end["services"] == {"record_store": {"reads": 13, "records": 10, "records_in_children": 6}}
+
+
+# A worker connects and hands its socket to the rank (SCM_RIGHTS); the rank reads every record on it. The
+# connection's SO_PEERCRED names the worker, but each request is stamped with the process that wrote it.
+HANDOVER_PROGRAM = """
+    import multiprocessing as mp, os, socket, struct
+
+    def connect_and_hand_over(channel):
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        conn.connect(os.environ["FAULTLINE_RECORD_STORE"])
+        conn.sendall(struct.pack("<qI", 5, 0))
+        assert len(conn.recv(12, socket.MSG_WAITALL)) == 12
+        socket.send_fds(channel, [b"x"], [conn.fileno()])
+        channel.recv(1)
+
+    if __name__ == "__main__":
+        mine, theirs = socket.socketpair()
+        worker = mp.get_context("fork").Process(target=connect_and_hand_over, args=(theirs,))
+        worker.start()
+        _, fds, _, _ = socket.recv_fds(mine, 1, 1)
+        conn = socket.socket(fileno=fds[0])
+        for index in range(1, 10):
+            conn.sendall(struct.pack("<qI", 5, index))
+            assert len(conn.recv(12, socket.MSG_WAITALL)) == 12
+        mine.send(b"x")
+        worker.join()
+        print("done")
+"""
+
+
+def test_a_socket_a_worker_hands_to_its_rank_reads_in_the_ranks_name(launch):
+    run = launch(HANDOVER_PROGRAM, env={"FAULTLINE_SERVICES": SERVICES})
+    assert run.wait(120) == 0, run.lines
+    end = run.events("end")[-1]
+    # Only record 0 was asked for by the worker's own writes.
+    assert end["services"] == {"record_store": {"reads": 10, "records": 10, "records_in_children": 1}}
+
+
+def test_each_byte_is_known_by_the_process_that_wrote_it(tmp_path: Path):
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+    listener.bind(str(tmp_path / "s.sock"))
+    listener.listen(1)
+    client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    client.connect(str(tmp_path / "s.sock"))
+    client.sendall(b"ab")  # before the connection is accepted
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the forked child
+        client.sendall(b"cd")
+        os._exit(0)
+    os.waitpid(pid, 0)
+    client.sendall(b"ef")
+    conn, _ = listener.accept()
+    reader = socketservice.WriterReader(conn)
+    try:
+        assert reader.read_exact(3) == (b"abc", frozenset({os.getpid(), pid}))
+        assert reader.read_exact(1) == (b"d", frozenset({pid}))
+        assert reader.read_exact(2) == (b"ef", frozenset({os.getpid()}))
+        client.close()
+        assert reader.read_exact(1) is None
+    finally:
+        conn.close()
+        listener.close()
 
 
 def test_a_client_outside_every_rank_is_not_a_worker(tmp_path: Path):

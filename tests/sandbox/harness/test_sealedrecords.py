@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 from pathlib import Path
 
 import pytest
@@ -37,6 +38,39 @@ def test_another_ranks_name_is_refused(keeper, tmp_path: Path):
     assert sealedrecords.seal("steps-rank0.pt", b"forged") is False
     assert sealedrecords.seal("model.pt", b"forged") is False
     assert keeper.counts()["refused"] == 2
+
+
+def test_a_connection_handed_to_another_ranks_process_seals_nothing(keeper, tmp_path: Path):
+    # Rank 0's process connects and hands the socket to this process (rank 1), which writes rank 0's record on
+    # it: SO_PEERCRED still names rank 0, but the kernel stamps every write with the process that made it.
+    parent_end, child_end = socket.socketpair()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the forked child
+        code = 1
+        try:
+            parent_end.close()
+            conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            conn.connect(str(keeper.path))
+            socket.send_fds(child_end, [b"x"], [conn.fileno()])
+            child_end.recv(1)  # keep the connection's first owner alive until the parent is done
+            code = 0
+        finally:
+            os._exit(code)
+    child_end.close()
+    try:
+        keeper.set_ranks({pid: (0, None), os.getpid(): (1, None)})
+        _, fds, _, _ = socket.recv_fds(parent_end, 1, 1)
+        with socket.socket(fileno=fds[0]) as handed:
+            name = b"steps-rank0.pt"
+            handed.sendall(sealedrecords.REQUEST.pack(len(name), 6) + name + b"forged")
+            assert handed.recv(1) == bytes([sealedrecords.REFUSED])
+    finally:
+        parent_end.send(b"x")
+        os.waitpid(pid, 0)
+    out = tmp_path / "out"
+    out.mkdir()
+    keeper.restore(out)
+    assert not (out / "steps-rank0.pt").exists()
 
 
 def test_an_unsealed_declared_file_is_removed(keeper, tmp_path: Path):
