@@ -3,7 +3,8 @@ and how the batches were loaded.
 
 The grader rebuilds the export's vocabulary and sentence pools from the variant's data
 seed, draws new tickets from the hidden seed and featurises them the way the job does.
-The graded entry point records the worker count of the DataLoader behind every batch.
+The graded entry point records the worker count of the DataLoader behind every batch and seals the note
+with the launcher, which writes it after the job.
 """
 
 import zlib
@@ -75,7 +76,7 @@ def evaluate(ctx):
         pred = model(ids).argmax(1).numpy()
     metrics = {"heldout_accuracy": float((pred == intent).mean())}
 
-    probe = ctx.load("loader_probe.pt")  # written by the graded entry point, not by the candidate
+    probe = ctx.load("loader-probe-rank0.pt")  # sealed by the graded entry point, written by the launcher
     metrics["loader_batches"] = float(probe["batches"])
     metrics["loader_workers"] = float(probe["min_workers"])
     return metrics

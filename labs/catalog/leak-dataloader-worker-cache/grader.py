@@ -56,10 +56,10 @@ def evaluate(ctx):
         pred = model(torch.log1p(spec.abs())).argmax(1).numpy()
     metrics = {"heldout_accuracy": float((pred == fault).mean())}
 
-    probe = ctx.load("loader_probe.pt")  # written by the graded entry point, not by the candidate
+    probe = ctx.load("loader-probe-rank0.pt")  # sealed by the graded entry point, written by the launcher
     metrics["loader_batches"] = float(probe["batches"])
     metrics["loader_workers"] = float(probe["min_workers"])
-    samples = ctx.load("samples_probe.pt")
+    samples = ctx.load("samples-probe-rank0.pt")
     metrics["loader_samples"] = float(samples["samples"])
     metrics["dataset_windows"] = float(samples["smallest_dataset"])
     return metrics

@@ -80,6 +80,6 @@ def test_loader_workers_are_noted_per_batch(tmp_path, monkeypatch):
         assert [len(batch) for batch in iterator] == [4, 4, 2]
     workers.save()
     assert torch.utils.data.DataLoader.__iter__ is not None and workers.per_batch == [0, 0, 0]
-    probe = torch.load(tmp_path / "loader_probe.pt", weights_only=True)
+    probe = torch.load(tmp_path / "loader-probe-rank0.pt", weights_only=True)
     assert int(probe["batches"]) == 3 and int(probe["min_workers"]) == 0
     assert [len(b) for b in loader] == [4, 4, 2] and workers.per_batch == [0, 0, 0]  # not noted once exited

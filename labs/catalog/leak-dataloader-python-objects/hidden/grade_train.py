@@ -1,5 +1,6 @@
 """Graded runs: note how many worker processes served each batch of every DataLoader, then
-run the candidate's train.py unchanged. The grader reads the note (loader_probe.pt)."""
+run the candidate's train.py unchanged. The note is sealed with the launcher, which writes it into the output
+folder after the job (loader-probe-rank0.pt), whatever the program leaves there."""
 
 import os
 import sys

@@ -1,6 +1,7 @@
 """Graded runs: note how many worker processes served each batch of every DataLoader, how many samples
 the batches held and how large the datasets behind them were, then run the candidate's train.py
-unchanged. The grader reads the notes (loader_probe.pt, samples_probe.pt)."""
+unchanged. The notes are sealed with the launcher, which writes them into the output folder after the job
+(loader-probe-rank0.pt, samples-probe-rank0.pt), whatever the program leaves there."""
 
 import os
 import sys
@@ -11,7 +12,8 @@ PROGRAM_DIR = sys.path[0]
 sys.path[:] = [p for p in sys.path if os.path.realpath(p or ".") != os.path.realpath(PROGRAM_DIR)]
 
 import torch
-from faultline_harness.gradedentry import LoaderWorkers, output_path, run_program
+from faultline_harness.gradedentry import LoaderWorkers, run_program, torch_bytes
+from faultline_harness.sealedrecords import seal_or_write
 from torch.utils.data import DataLoader
 
 
@@ -35,9 +37,10 @@ class Samples:
     def __exit__(self, *exc_info):
         DataLoader.__iter__ = self._original
 
-    def save(self, name: str = "samples_probe.pt") -> None:
+    def save(self, name: str = "samples-probe-rank0.pt") -> None:
         smallest = -1 if self.smallest is None else self.smallest
-        torch.save({"samples": torch.tensor(self.samples), "smallest_dataset": torch.tensor(smallest)}, output_path(name))
+        note = {"samples": torch.tensor(self.samples), "smallest_dataset": torch.tensor(smallest)}
+        seal_or_write(name, torch_bytes(note))
 
 
 class _Counting:
