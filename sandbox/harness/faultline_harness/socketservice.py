@@ -7,6 +7,8 @@ A subclass answers one connection in :meth:`SocketService.serve` and says what i
 
 from __future__ import annotations
 
+import array
+import os
 import socket
 import struct
 import tempfile
@@ -130,8 +132,14 @@ class WriterReader:
             return False
         pid = 0
         for level, kind, payload in ancillary:
-            if level == socket.SOL_SOCKET and kind == socket.SCM_CREDENTIALS and len(payload) >= _CREDS.size:
+            if level != socket.SOL_SOCKET:
+                continue
+            if kind == socket.SCM_CREDENTIALS and len(payload) >= _CREDS.size:
                 pid = _CREDS.unpack_from(payload)[0]
+            elif kind == socket.SCM_RIGHTS:
+                # Descriptors a client attached to its bytes: never the launcher's to keep open.
+                for fd in array.array("i", payload[: len(payload) - len(payload) % 4]):
+                    os.close(fd)
         self._chunks.append((memoryview(data), pid))
         return True
 

@@ -3,11 +3,12 @@ candidate's files can stand in for a module it imports (they share its folder, f
 
 from __future__ import annotations
 
+import os
 import textwrap
 from pathlib import Path
 
 import torch
-from faultline_harness import gradedentry
+from faultline_harness import gradedentry, sealedrecords
 
 from .conftest import start_launcher
 
@@ -83,3 +84,24 @@ def test_loader_workers_are_noted_per_batch(tmp_path, monkeypatch):
     probe = torch.load(tmp_path / "loader-probe-rank0.pt", weights_only=True)
     assert int(probe["batches"]) == 3 and int(probe["min_workers"]) == 0
     assert [len(b) for b in loader] == [4, 4, 2] and workers.per_batch == [0, 0, 0]  # not noted once exited
+
+
+def test_a_graded_runs_loader_note_is_sealed_and_outlives_a_rewrite(tmp_path, monkeypatch):
+    keeper = sealedrecords.SealedRecords(tmp_path, ["loader-probe-rank{rank}.pt"])
+    keeper.set_ranks({os.getpid(): (0, None)})
+    keeper.start()
+    out = tmp_path / "out"
+    out.mkdir()
+    monkeypatch.setenv("FAULTLINE_SEALED_RECORDS", str(keeper.path))
+    monkeypatch.setenv("FAULTLINE_OUTPUT_DIR", str(out))
+    try:
+        with gradedentry.LoaderWorkers() as workers:
+            assert [len(batch) for batch in torch.utils.data.DataLoader(torch.arange(6), batch_size=2)] == [2, 2, 2]
+        workers.save()
+        # What a program's atexit hook would do after the entry's last line.
+        torch.save({"batches": torch.tensor(3), "min_workers": torch.tensor(2)}, out / "loader-probe-rank0.pt")
+        keeper.restore(out)
+    finally:
+        keeper.stop()
+    probe = torch.load(out / "loader-probe-rank0.pt", weights_only=True)
+    assert int(probe["batches"]) == 3 and int(probe["min_workers"]) == 0

@@ -300,6 +300,29 @@ def test_each_byte_is_known_by_the_process_that_wrote_it(tmp_path: Path):
         listener.close()
 
 
+def test_descriptors_a_client_attaches_are_closed_not_kept(tmp_path: Path):
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+    listener.bind(str(tmp_path / "s.sock"))
+    listener.listen(1)
+    client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    client.connect(str(tmp_path / "s.sock"))
+    conn, _ = listener.accept()
+    # Without credentials to stamp, the descriptors fit in the reader's ancillary buffer.
+    conn.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 0)
+    before = len(os.listdir("/proc/self/fd"))
+    reading, writing = os.pipe()
+    socket.send_fds(client, [b"abcd"], [reading, writing])
+    os.close(reading)
+    os.close(writing)
+    try:
+        assert socketservice.WriterReader(conn).read_exact(4) == (b"abcd", frozenset({0}))
+        assert len(os.listdir("/proc/self/fd")) == before
+    finally:
+        for s in (client, conn, listener):
+            s.close()
+
+
 def test_a_client_outside_every_rank_is_not_a_worker(tmp_path: Path):
     made = recordstore.RecordStore(tmp_path, 0, 2, 4)
     # The ranks are other processes: this test's process is neither a rank nor one of their children.
