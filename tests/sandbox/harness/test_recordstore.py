@@ -230,11 +230,15 @@ WORKER_PROGRAM = """
 """
 
 
-def test_records_read_only_by_processes_a_rank_started_are_counted_from_the_kernels_word(launch):
-    run = launch(WORKER_PROGRAM, env={"FAULTLINE_SERVICES": SERVICES})
+def _store_counts(launch, program: str) -> dict[str, int]:
+    """What the store counted for ``program``, run through the real launcher, as its end event says."""
+    run = launch(program, env={"FAULTLINE_SERVICES": SERVICES})
     assert run.wait(120) == 0, run.lines
-    end = run.events("end")[-1]
-    assert end["services"] == {"record_store": {"reads": 13, "records": 10, "records_in_children": 6}}
+    return run.events("end")[-1]["services"]["record_store"]
+
+
+def test_records_read_only_by_processes_a_rank_started_are_counted_from_the_kernels_word(launch):
+    assert _store_counts(launch, WORKER_PROGRAM) == {"reads": 13, "records": 10, "records_in_children": 6}
 
 
 # A worker connects and hands its socket to the rank (SCM_RIGHTS); the rank reads every record on it. The
@@ -266,20 +270,23 @@ HANDOVER_PROGRAM = """
 
 
 def test_a_socket_a_worker_hands_to_its_rank_reads_in_the_ranks_name(launch):
-    run = launch(HANDOVER_PROGRAM, env={"FAULTLINE_SERVICES": SERVICES})
-    assert run.wait(120) == 0, run.lines
-    end = run.events("end")[-1]
     # Only record 0 was asked for by the worker's own writes.
-    assert end["services"] == {"record_store": {"reads": 10, "records": 10, "records_in_children": 1}}
+    assert _store_counts(launch, HANDOVER_PROGRAM) == {"reads": 10, "records": 10, "records_in_children": 1}
 
 
-def test_each_byte_is_known_by_the_process_that_wrote_it(tmp_path: Path):
+def _stamping_listener(tmp_path: Path) -> tuple[socket.socket, socket.socket]:
+    """A listener that asks the kernel to stamp writes (as the services' do), and a client connected to it."""
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
     listener.bind(str(tmp_path / "s.sock"))
     listener.listen(1)
     client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     client.connect(str(tmp_path / "s.sock"))
+    return listener, client
+
+
+def test_each_byte_is_known_by_the_process_that_wrote_it(tmp_path: Path):
+    listener, client = _stamping_listener(tmp_path)
     client.sendall(b"ab")  # before the connection is accepted
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the forked child
@@ -301,12 +308,7 @@ def test_each_byte_is_known_by_the_process_that_wrote_it(tmp_path: Path):
 
 
 def test_descriptors_a_client_attaches_are_closed_not_kept(tmp_path: Path):
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
-    listener.bind(str(tmp_path / "s.sock"))
-    listener.listen(1)
-    client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    client.connect(str(tmp_path / "s.sock"))
+    listener, client = _stamping_listener(tmp_path)
     conn, _ = listener.accept()
     # Without credentials to stamp, the descriptors fit in the reader's ancillary buffer.
     conn.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 0)
