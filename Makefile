@@ -3,7 +3,7 @@
 
 PYTHON ?= python3
 # Seeds `make test` validates every lab on (each cover-up must score 0 % on all of them), and how many
-# validation processes take labs in turn. On two cores the 30 labs take about 59 minutes on two seeds with
+# validation processes take labs in turn. On two cores the 30 labs take about 53-59 minutes on two seeds with
 # two processes, and the two test passes about 25: a third seed would not fit in CI's 90 minutes.
 # `make validate VALIDATE_SEEDS=3 VALIDATE_PROCESSES=3` is the full proof.
 VALIDATE_SEEDS ?= 2
