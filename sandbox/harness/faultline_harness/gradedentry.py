@@ -101,15 +101,15 @@ class LoaderWorkers:
         import torch
 
         batches, fewest = torch.tensor(len(self.per_batch)), torch.tensor(min(self.per_batch, default=-1))
-        seal_or_write(name, torch_bytes({"batches": batches, "min_workers": fewest}))
+        seal_torch(name, {"batches": batches, "min_workers": fewest})
 
 
-def torch_bytes(obj: object) -> bytes:
-    """``obj`` as ``torch.save`` writes it, for sealing."""
+def seal_torch(name: str, obj: object) -> None:
+    """Seal ``obj``, as ``torch.save`` writes it, as this rank's record ``name`` (``sealedrecords.seal_or_write``)."""
     import io
 
     import torch
 
     buffer = io.BytesIO()
     torch.save(obj, buffer)
-    return buffer.getvalue()
+    seal_or_write(name, buffer.getvalue())

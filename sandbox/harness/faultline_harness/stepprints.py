@@ -9,12 +9,10 @@ weight sets share one only by accident.
 
 from __future__ import annotations
 
-import io
-
 import torch
 from torch.optim.optimizer import register_optimizer_step_post_hook
 
-from . import sealedrecords
+from .gradedentry import seal_torch
 
 PROBES = 4
 
@@ -54,6 +52,4 @@ class StepFingerprints:
         return torch.stack(rows) if rows else torch.zeros(0, 0, dtype=torch.float64)
 
     def seal(self, name: str, **extra: object) -> None:
-        buffer = io.BytesIO()
-        torch.save({"fingerprints": self.record(), **extra}, buffer)
-        sealedrecords.seal_or_write(name, buffer.getvalue())
+        seal_torch(name, {"fingerprints": self.record(), **extra})

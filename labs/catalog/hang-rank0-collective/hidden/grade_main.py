@@ -16,11 +16,8 @@ import sys
 PROGRAM_DIR = sys.path[0]
 sys.path[:] = [p for p in sys.path if os.path.realpath(p or ".") != os.path.realpath(PROGRAM_DIR)]
 
-import io
-
 import torch
-from faultline_harness import sealedrecords
-from faultline_harness.gradedentry import private_key, run_program
+from faultline_harness.gradedentry import private_key, run_program, seal_torch
 from torch.optim.optimizer import register_optimizer_step_post_hook
 
 
@@ -50,8 +47,6 @@ if __name__ == "__main__":
         run_program(PROGRAM_DIR)
     finally:
         record = {"steps": torch.tensor(stepped.steps), "weights": stepped.weights()}
-        buffer = io.BytesIO()
-        torch.save(record, buffer)
         # Handed to the launcher, which writes it into the output folder after the job has ended: another
         # rank cannot rewrite it there.
-        sealedrecords.seal_or_write(f"grading-rank{rank}.pt", buffer.getvalue())
+        seal_torch(f"grading-rank{rank}.pt", record)

@@ -12,8 +12,7 @@ PROGRAM_DIR = sys.path[0]
 sys.path[:] = [p for p in sys.path if os.path.realpath(p or ".") != os.path.realpath(PROGRAM_DIR)]
 
 import torch
-from faultline_harness.gradedentry import LoaderWorkers, run_program, torch_bytes
-from faultline_harness.sealedrecords import seal_or_write
+from faultline_harness.gradedentry import LoaderWorkers, run_program, seal_torch
 from torch.utils.data import DataLoader
 
 
@@ -40,7 +39,7 @@ class Samples:
     def save(self, name: str = "samples-probe-rank0.pt") -> None:
         smallest = -1 if self.smallest is None else self.smallest
         note = {"samples": torch.tensor(self.samples), "smallest_dataset": torch.tensor(smallest)}
-        seal_or_write(name, torch_bytes(note))
+        seal_torch(name, note)
 
 
 class _Counting:

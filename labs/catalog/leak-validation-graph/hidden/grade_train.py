@@ -17,11 +17,8 @@ import sys
 PROGRAM_DIR = sys.path[0]
 sys.path[:] = [p for p in sys.path if os.path.realpath(p or ".") != os.path.realpath(PROGRAM_DIR)]
 
-import io
-
 import torch
-from faultline_harness.gradedentry import run_program
-from faultline_harness.sealedrecords import seal_or_write
+from faultline_harness.gradedentry import run_program, seal_torch
 from torch.optim.optimizer import register_optimizer_step_post_hook
 
 STEPS_PER_EPOCH = 256
@@ -42,9 +39,7 @@ class EpochWeights:
             return
         self.taken += 1
         weights = [p.detach().float().cpu() for group in optimizer.param_groups for p in group["params"]]
-        buffer = io.BytesIO()
-        torch.save({"epoch": self.taken, "weights": weights}, buffer)
-        seal_or_write(f"epoch{self.taken}-rank0.pt", buffer.getvalue())
+        seal_torch(f"epoch{self.taken}-rank0.pt", {"epoch": self.taken, "weights": weights})
 
 
 if __name__ == "__main__":
