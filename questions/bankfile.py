@@ -325,7 +325,22 @@ def _misconception(path: Path, where: str, raw: object) -> MisconceptionSpec:
         terms = [str(t).strip() for t in group] if isinstance(group, list) else []
         if not terms or not all(terms):
             raise BankFileError(path, f"{where}.pattern[{j}]", "must be a non-empty list of non-empty synonyms")
+        marks = {term[0] if term[0] in "!~" else "" for term in terms}
+        if len(marks) > 1:
+            raise BankFileError(
+                path, f"{where}.pattern[{j}]",
+                "mixes kinds of terms: a group is all synonyms, all exclusions (!term) or all rivals (~term)",
+            )  # fmt: skip
         groups.append(terms)
+    plain = [group for group in groups if group[0][0] not in "!~"]
+    rival_groups = [group for group in groups if group[0][0] == "~"]
+    if not plain:
+        raise BankFileError(path, f"{where}.pattern", "needs at least one group of synonyms besides !/~ groups")
+    if rival_groups and (len(rival_groups) > 1 or len(plain) < 2):
+        raise BankFileError(
+            path, f"{where}.pattern",
+            "rivals (~term) take one group, and two groups of synonyms: the second is said of the first, not a rival",
+        )  # fmt: skip
     penalty = raw.get("penalty", 1.0)
     if isinstance(penalty, bool) or not isinstance(penalty, (int, float)) or not 0 < penalty <= 1:
         raise BankFileError(path, f"{where}.penalty", f"must be a number in (0, 1], got {penalty!r}")

@@ -409,7 +409,7 @@ def close_before(gap: str) -> bool:
 
 # A denial after the term that rejects the term itself: "X is not the cause", "X 不是原因".
 POST_DENIAL_RE = re.compile(
-    r"(?:(?:is|are|was|were|s)\s+not|isn\W*t|aren\W*t|wasn\W*t|weren\W*t)\s+(?:really\s+|actually\s+)?(?:the\s+|a\s+|to\s+)?"
+    r"(?:(?:is|are|was|were|s)\s+(?:not|never)|isn\W*t|aren\W*t|wasn\W*t|weren\W*t)\s+(?:really\s+|actually\s+)?(?:the\s+|a\s+|to\s+)?"
     r"(?:(?:real|root|main|actual)\s+)?(?:cause|culprit|problem|issue|reason|bottleneck|fix|answer|it|blame|"
     r"responsible|relevant|needed|necessary|required|explanation)\b|"
     r"(?:不是|并不是|并非)(?:真正的|主要)?(?:原因|根因|问题所在|问题|瓶颈|罪魁祸首|元凶|关键|主因|解决办法|必需|必要)"
@@ -487,6 +487,21 @@ def tightest(hits: list[list[tuple[int, int]]]) -> list[tuple[int, int]]:
         if best_size is None or size < best_size:
             best, best_size = list(choice), size
     return best
+
+
+def said_of_subject(
+    said: tuple[int, int], subjects: list[tuple[int, int]], rivals: list[tuple[int, int]], own: list[tuple[int, int]]
+) -> bool:
+    """Is the phrase at ``said`` said of a subject term rather than of a rival? It belongs to the nearest of
+    them before it ("fp16 has a max of 65504" … "bf16"), or, with none before, the nearest after ("65504 is
+    bf16's max"). A rival inside one of the pattern's own matches ("same range as fp16") is not one."""
+    rivals = [span for span in rivals if not any(a < span[1] and span[0] < b for a, b in own)]
+    holders = [(span, True) for span in subjects] + [(span, False) for span in rivals]
+    before = [(span, kind) for span, kind in holders if span[1] <= said[0]]
+    if before:
+        return max(before, key=lambda holder: holder[0][1])[1]
+    after = [(span, kind) for span, kind in holders if span[0] >= said[1]]
+    return bool(after) and min(after, key=lambda holder: holder[0][0])[1]
 
 
 def denied_between(folded: str, chosen: list[tuple[int, int]], own: list[tuple[int, int]]) -> bool:
@@ -577,9 +592,13 @@ class Answer:
         nothing in the sentence calling it wrong. "1F1B does not reduce the bubble" and "diagrams showing
         1F1B with a smaller bubble are misleading" deny it; "the CPU is idle, which means I/O bound, so the
         main thread is not it" asserts it. A group whose terms start with "!" is an exclusion: a sentence
-        with one of them does not state the pattern ("interleaved 1F1B reduces the bubble" is true)."""
-        groups = [group for group in pattern if not all(term.startswith("!") for term in group)]
+        with one of them does not state the pattern ("interleaved 1F1B reduces the bubble" is true). A group
+        whose terms start with "~" names the first group's rivals: the second group's match must be said of
+        the first group's term, not of a rival (see ``said_of_subject``), so "fp16 tops out at 65504, so
+        switch to bf16" does not state "bf16 … 65504" while "bf16 has the same 65504 limit" does."""
+        groups = [group for group in pattern if not all(term[:1] in "!~" for term in group)]
         exclusions = [term[1:] for group in pattern if all(term.startswith("!") for term in group) for term in group]
+        rivals = [term[1:] for group in pattern if all(term.startswith("~") for term in group) for term in group]
         if not groups:
             return None
         for claim in self.claims:
@@ -594,8 +613,13 @@ class Answer:
             else:
                 chosen = tightest(hits)
                 own = [span for spans in hits for span in spans]
-                if not denied_between(claim.folded, chosen, own) and not rejects(claim.folded):
-                    return claim.text
+                if denied_between(claim.folded, chosen, own) or rejects(claim.folded):
+                    continue
+                if rivals and not said_of_subject(
+                    chosen[1], hits[0], [span for t in rivals for span in claim.spans(t)], own
+                ):
+                    continue
+                return claim.text
         return None
 
     def claim_with(self, synonym: str, point_terms: list[str]) -> str | None:

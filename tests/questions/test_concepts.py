@@ -194,6 +194,7 @@ LR = [("lr", 1, [["learning rate", "lr", "学习率"]]), ("data", 1, [["isnan", 
 DENIED_TERMS = [
     "It isn't the learning rate; the data is full of NaN.",
     "The learning rate is not the cause here.",
+    "The learning rate is never the cause here.",
     "Lower the batch size rather than the learning rate.",
     "Tune the warm-up instead of the learning rate.",
     "不是学习率的问题，数据里有 NaN。",
@@ -393,6 +394,34 @@ def test_an_exclusion_term_stops_a_misconception(answer, plain):
     """The gpipe-vs-1f1b pattern excludes "interleaved 1F1B"/"交错式": that schedule does shrink the bubble."""
     assert not bank_point(*PIPE, answer)[0].contradicted
     assert bank_point(*PIPE, plain)[0].contradicted
+
+
+FP16_RANGE = ("nan-loss-checklist", "fp16-range")
+BF16_PRECISION = ("amp-loss-scaling", "bf16")
+FORMATS = ("mixed-precision-training-pitfalls", "formats")
+
+
+@pytest.mark.parametrize(
+    ("where", "answer", "stated"),
+    [
+        (FP16_RANGE, "fp16 has a max of 65504 and small values flush to zero, so use GradScaler or bf16.", False),
+        (FP16_RANGE, "fp16 overflows past 65504, so I would switch to bf16.", False),
+        (FP16_RANGE, "fp16 的最大值是 65504，所以改用 bf16。", False),
+        (FP16_RANGE, "bf16 has the same max of 65504 as fp16, so it overflows just as easily.", True),
+        (FP16_RANGE, "Unlike fp16, bf16 overflows at 65504.", True),
+        (FP16_RANGE, "65504 is the largest value bf16 can hold.", True),
+        (FP16_RANGE, "bf16 的最大值也是 65504。", True),
+        (BF16_PRECISION, "fp16 has more precision than bf16, which has fp32's range instead.", False),
+        (BF16_PRECISION, "bf16 has more precision than fp16.", True),
+        (BF16_PRECISION, "fp32 has higher precision than bf16, which keeps the range of fp32.", False),
+        (FORMATS, "fp16 and fp32 both have higher precision than bf16.", False),
+        (FORMATS, "bf16 has higher precision than fp16, so prefer it.", True),
+    ],
+)  # fmt: skip
+def test_a_limit_said_of_a_rival_format_is_not_the_misconception(where, answer, stated):
+    """These patterns name fp16 (and fp32) rivals of bf16: 65504 or "more precision" said of a rival in the same
+    sentence as bf16 is the correct answer, and said of bf16 is the misconception."""
+    assert bool(bank_point(*where, answer)[0].contradicted) is stated
 
 
 @pytest.mark.parametrize(

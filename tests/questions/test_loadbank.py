@@ -73,6 +73,14 @@ def test_edits_update_and_removed_files_are_retired_not_deleted(empty_bank, bank
         (lambda t: t.replace("tags: [nan", "tags: [nan, [broken"), "front matter is not valid YAML"),
         (lambda t: t.replace('number: "202"', 'number: "299"'), "source.number: '299' is not a question number"),
         (
+            lambda t: t.replace('["~fp16", "~float16"', '["~fp16", "float16"'),
+            "misconceptions[0].pattern[2]: mixes kinds of terms",
+        ),
+        (
+            lambda t: t.replace("[[bf16, bfloat16], [65504", "[[65504"),
+            "misconceptions[0].pattern: rivals (~term) take one group, and two groups of synonyms",
+        ),
+        (
             lambda t: t.replace("related_questions: []", "related_questions: [no-such-question]"),
             "related_questions[0]: no question with slug 'no-such-question'",
         ),
