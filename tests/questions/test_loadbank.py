@@ -73,7 +73,7 @@ def test_edits_update_and_removed_files_are_retired_not_deleted(empty_bank, bank
         (lambda t: t.replace("tags: [nan", "tags: [nan, [broken"), "front matter is not valid YAML"),
         (lambda t: t.replace('number: "202"', 'number: "299"'), "source.number: '299' is not a question number"),
         (
-            lambda t: t.replace('["~fp16", "~float16"', '["~fp16", "float16"'),
+            lambda t: t.replace("[~fp16, ~float16", "[~fp16, float16"),
             "misconceptions[0].pattern[2]: mixes kinds of terms",
         ),
         (
