@@ -495,7 +495,7 @@ def said_of_subject(
     """Is the phrase at ``said`` said of a subject term rather than of a rival? It belongs to the nearest of
     them before it ("fp16 has a max of 65504" … "bf16"), or, with none before, the nearest after ("65504 is
     bf16's max"). A rival inside one of the pattern's own matches ("same range as fp16") is not one."""
-    rivals = [span for span in rivals if not any(a < span[1] and span[0] < b for a, b in own)]
+    rivals = [span for span in rivals if not _overlaps(span, own)]
     holders = [(span, True) for span in subjects] + [(span, False) for span in rivals]
     before = [(span, kind) for span, kind in holders if span[1] <= said[0]]
     if before:
