@@ -13,9 +13,13 @@ small words among its words, a Chinese clause with a verb or particle, a line of
 (a number helps only beside a verb or a relation). A verb inside one of the rubric's own terms
 ("underflow", "检查 nan", the 对 of 对数) names a concept and says nothing about it. Terms that appear
 only in bare lists ("fp16; GradScaler; bf16") earn ``LIST_CREDIT`` of a concept each, so a keyword list
-scores a small fraction and its feedback says why. A sentence that passes as prose only through filler
-("It is the lr, the isnan, the GradScaler, the eps, …", or the same cut into short sentences) is a list too
-when its bare comma-separated items name terms of several rubric points.
+scores a small fraction and its feedback says why. Terms dressed up as prose are lists too:
+- a sentence whose items, between commas or "and"/"or"/"或者" (or 和/与 between two terms), are bare names of
+  several rubric points ("It is the lr, the isnan, the GradScaler, …", "the lr and the batch and the eps all
+  matter", the same cut into short sentences);
+- three or more sentences of one template once their terms are cut out ("The lr and lowering it matter. The
+  batch and isfinite matter. …", "I would look at X. I would look at Y. …");
+- a sentence that says of its terms only that they matter ("X is crucial.", "Y plays a role.", "Z 很重要。").
 
 A term the answer denies earns nothing: "it isn't the learning rate", "rather than fp16", "不是学习率",
 "X is not the cause". Only denials of identity and contrasts count, within the clause and right next to the
@@ -30,6 +34,7 @@ nothing; a pattern group of "!" terms excludes sentences that name one of them.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from itertools import product
@@ -265,6 +270,7 @@ class AnswerText:
         self._cuts: frozenset[int] | None = None  # word boundaries, segmented once a Chinese term is looked for
         self._breaks: list[tuple[int, int]] = []
         self.index = 0  # where it stands among the answer's sentences
+        self.terms: list[tuple[int, int]] = []  # spans of the rubric's terms, set when judged as a sentence
 
     def contains(self, synonym: str) -> bool:
         kind, key = _term(synonym)
@@ -546,7 +552,8 @@ class Answer:
         for index, (part, code) in enumerate(sentences(text)):
             sentence = AnswerText(part)
             sentence.index = index
-            if code or makes_claim(part, [span for t in present if sentence.contains(t) for span in sentence.spans(t)]):
+            sentence.terms = [span for t in present if sentence.contains(t) for span in sentence.spans(t)]
+            if code or makes_claim(part, sentence.terms):
                 self.claims.append(sentence)
                 self.prose.append(not code)
             else:
@@ -574,7 +581,8 @@ class Answer:
                 listed = ENUM_SPLIT_RE.split(self.lists_by_index[index].folded)
                 run.append((None, [item for item in listed if item.strip()]))
                 continue
-            items = enumerated_items(self.claims[i].folded, minimum=2) if i is not None and is_prose else []
+            claim = self.claims[i] if i is not None and is_prose else None
+            items = enumerated_items(claim.folded, claim.terms, minimum=2) if claim else []
             if items:
                 run.append((i, items))
                 continue
@@ -582,6 +590,34 @@ class Answer:
             if len(bare) >= ENUM_ITEMS and touched_points(bare, rubric_terms) >= ENUM_POINTS:
                 demoted.update(j for j, _ in run if j is not None)
             run = []
+        self._demote(demoted)
+
+    def demote_templates(self) -> None:
+        """Count as lists the prose sentences that repeat one template with other terms in it: "The lr and
+        lowering it matter. The batch and isfinite matter. fp16 and GradScaler matter." says of every term
+        the same thing, which is nothing about any of them. A template is the sentence with its rubric terms
+        (and the commas, coordinators and articles between them) cut to one mark; answers in the bank's own
+        words repeat one at most twice."""
+        skeletons = [
+            template(claim) if is_prose else None for claim, is_prose in zip(self.claims, self.prose, strict=True)
+        ]
+        # Sentences already counted as lists ("The isnan matters." is too short for a claim) share templates.
+        counts = Counter(s for s in [*skeletons, *(template(bare) for bare in self.lists)] if s)
+        demoted = {i for i, s in enumerate(skeletons) if s and counts[s] >= TEMPLATE_REPEATS}
+        self._demote(demoted)
+
+    def demote_vacuous(self) -> None:
+        """Count as lists the prose sentences that say of their terms only that they matter: "The learning
+        rate is important.", "fp16 and bf16 play a role.", "学习率很重要。" name terms and claim nothing."""
+        self._demote(
+            {
+                i
+                for i, (claim, is_prose) in enumerate(zip(self.claims, self.prose, strict=True))
+                if is_prose and says_nothing(claim)
+            }
+        )
+
+    def _demote(self, demoted: set[int]) -> None:
         self.lists.extend(claim for i, claim in enumerate(self.claims) if i in demoted)
         self.prose = [is_prose for i, is_prose in enumerate(self.prose) if i not in demoted]
         self.claims = [claim for i, claim in enumerate(self.claims) if i not in demoted]
@@ -645,33 +681,145 @@ ENUM_ITEMS = 4
 # list, and the item that carries the verb is left out of the count.
 ENUM_POINTS = 3
 ENUM_SPLIT_RE = re.compile(r"[,、]")
+# Coordinators join items as a comma does: "the lr and the batch and the eps matter" is the same list.
+COORDINATOR_RE = re.compile(r"[,、]|\b(?:and|or|plus)\b|以及|或者")
+# Chinese coordinators that are also prepositions ("和其他进程共卡", "与 eager 有差异"): they join items
+# only between two of the rubric's terms ("学习率和梯度裁剪").
+ZH_COORDINATOR_RE = re.compile(r"[和与及或跟同]")
 ENUM_FILLER = frozenset("the a an and or also plus then too as well its their our".split())
 ZH_ENUM_FILLER_RE = re.compile(r"以及|还有|或者|和|及|与|或|等")
 
 
-def enumerated_items(folded: str, minimum: int = ENUM_ITEMS) -> list[str]:
-    """The bare items if this sentence is a comma/顿号 list of terms with at most one item in five that is
-    more (the one carrying "it is" or a verb), else an empty list.
+def enumerated_items(folded: str, terms: list[tuple[int, int]] | None = None, minimum: int = ENUM_ITEMS) -> list[str]:
+    """The bare items if this sentence is a list of terms with at most one item in five that is more (the
+    one carrying "it is" or a verb), else an empty list. Items are cut at commas, 顿号 and coordinators:
+    "the lr and the batch and the eps matter" is the same list as "the lr, the batch, the eps matter".
 
     An item is bare when it has at most three tokens once articles and "and" are dropped (a Chinese run
-    counts a token per two characters) and does not start with a verb: "use bf16" and "clip gradients"
-    are instructions; "the isnan", "all ranks" and "健康状态" are names. A Chinese clause of seven
-    characters or more ("两棵树各传一半数据") is more than a name."""
-    items = [item for item in ENUM_SPLIT_RE.split(folded) if item.strip()]
-    if len(items) < minimum:  # cheap exit for most sentences
+    counts a token per two characters, a rubric term in ``terms`` one token, its digits no number) and does
+    not start with a verb: "use bf16" and "clip gradients" are instructions; "the isnan", "all ranks",
+    "the 16 bytes" and "健康状态" are names. A Chinese clause of seven characters or more ("两棵树各传一半数据")
+    is more than a name."""
+    terms = sorted(terms or [])
+    cuts = sorted(
+        [m.span() for m in COORDINATOR_RE.finditer(folded) if not _overlaps(m.span(), terms)]
+        + [m.span() for m in ZH_COORDINATOR_RE.finditer(folded) if _between_terms(folded, m.span(), terms)]
+    )
+    if len(cuts) + 1 < minimum:  # cheap exit for most sentences
+        return []
+    edges = [0, *(edge for cut in cuts for edge in cut), len(folded)]
+    items = [(a, b) for a, b in zip(edges[::2], edges[1::2], strict=True) if folded[a:b].strip()]
+    if len(items) < minimum:
         return []
     bare, more, allowed = [], 0, max(1, len(items) // 5)
-    for item in items:
-        tokens = [t for t in ZH_ENUM_FILLER_RE.sub(" ", item).split() if t not in ENUM_FILLER]
-        size = sum(-(-len(CJK_CHAR_RE.findall(t)) // 2) + bool(WORD_RE.search(t)) for t in tokens)
-        leads_with_verb = len(tokens) >= 2 and tokens[0] in VERB_CUES
-        if size > 3 or leads_with_verb or RELATION_RE.search(item):
+    for start, end in items:
+        item = folded[start:end]
+        own = _blank_spans(
+            folded, [(max(a, start), min(b, end)) for a, b in terms if a < end and start < b], start, end
+        )
+        tokens = [t for t in ZH_ENUM_FILLER_RE.sub(" ", own).split() if t not in ENUM_FILLER]
+        size = sum(-(-len(CJK_CHAR_RE.findall(t)) // 2) + bool(WORD_RE.search(t) or t == TERM_MARK) for t in tokens)
+        leads_with_verb = len(tokens) >= 2 and tokens[0] in VERB_CUES or _leads_with_zh_verb(tokens)
+        if size > 3 or leads_with_verb or RELATION_RE.search(own):
             more += 1
             if more > allowed:
                 return []
         else:
             bare.append(item)
     return bare if len(bare) >= minimum else []
+
+
+def _leads_with_zh_verb(tokens: list[str]) -> bool:
+    """Does a Chinese item start with a verb or particle of its own ("用 FSDP", "再加激活", "对比 reserved")?
+    A term's own verb is already cut to a mark, and a noun that holds a cue ("内存") is no verb."""
+    first = tokens[0] if len(tokens) >= 2 else ""
+    if not CJK_CHAR_RE.match(first):
+        return False
+    return bool(ZH_CUES.match(ZH_NOUN_COMPOUNDS_RE.sub(lambda m: "_" * len(m.group()), first)))
+
+
+def _between_terms(folded: str, span: tuple[int, int], terms: list[tuple[int, int]]) -> bool:
+    """Is ``span`` flanked by two terms, with nothing but spaces between?"""
+    if _overlaps(span, terms):
+        return False
+    left = any(b <= span[0] and not folded[b : span[0]].strip() for _a, b in terms)
+    return left and any(a >= span[1] and not folded[span[1] : a].strip() for a, _b in terms)
+
+
+TERM_MARK = "§"
+IDENTIFIER_CHAR_RE = re.compile(r"[a-z0-9_./\-]")
+
+
+def _blank_spans(folded: str, spans: list[tuple[int, int]], start: int = 0, end: int | None = None) -> str:
+    """``folded[start:end]`` with each span cut to one ``TERM_MARK``, so that what is left is the text's
+    own words."""
+    end = len(folded) if end is None else end
+    out, last = [], start
+    for a, b in sorted(spans):
+        # A term inside an identifier blanks the whole identifier: "gradient_accumulation_shard" is one name.
+        while a > start and IDENTIFIER_CHAR_RE.match(folded[a - 1]):
+            a -= 1
+        while b < end and IDENTIFIER_CHAR_RE.match(folded[b]):
+            b += 1
+        if a < last:  # overlapping terms ("zero", "zero-1") are one name
+            last = max(last, b)
+            continue
+        out.append(f"{folded[last:a]} {TERM_MARK} ")
+        last = b
+    out.append(folded[last:end])
+    return "".join(out)
+
+
+# Sentences of one template, terms aside, that make an answer a list dressed as prose.
+TEMPLATE_REPEATS = 3
+TEMPLATE_JOIN_RE = re.compile(
+    rf"{TERM_MARK}(?:[\s,、]|\b(?:and|or|plus|with|the|a|an)\b|以及|或者|和|与|及|或|跟|同)*(?={TERM_MARK})"
+)
+TEMPLATE_NOISE_RE = re.compile(rf"\b(?:the|a|an)\b|[^\w{CJK}{TERM_MARK}]+")
+
+
+def template(sentence: AnswerText) -> str | None:
+    """The sentence as a template: its rubric terms and what only joins them cut to one mark, articles
+    and punctuation dropped. None when the sentence names no term, or is no more than its terms."""
+    if not sentence.terms:
+        return None
+    blanked = TEMPLATE_JOIN_RE.sub("", _blank_spans(sentence.folded, sentence.terms))
+    words = TEMPLATE_NOISE_RE.sub(" ", blanked).split()
+    return " ".join(words) if any(word != TERM_MARK for word in words) else None
+
+
+# What a sentence may say of its terms and still say nothing about them: that they matter, in some words.
+VACUOUS_WORDS = frozenset(
+    """matter matters mattered important importance key relevant relevance crucial critical essential
+    significant vital central role roles play plays played factor factors consider considered considering
+    worth noting attention aspect aspects notable interesting useful helpful concern concerns involved count
+    counts""".split()
+)
+# Words that carry no claim of their own around such a word: "it is", "they would all be", "we should".
+SMALL_WORDS = frozenset(
+    """is are was were be been being it they this these there i we you one would should could can may might
+    must will do does need needs needed deserve deserves very really definitely certainly surely all both here
+    also too big main major core""".split()
+)
+ZH_VACUOUS_RE = re.compile(
+    r"很重要|非常重要|十分重要|重要|是关键|关键|需要注意|要注意|值得注意|值得关注|关注|要考虑|考虑|有影响|影响|"
+    r"起作用|有作用|作用|有关系|有关|相关|因素|方面"
+)
+ZH_SMALL_RE = re.compile(r"也|都|很|是|的|了|和|与|及|或|我们|我")
+
+
+def says_nothing(sentence: AnswerText) -> bool:
+    """Is the sentence, its rubric terms aside, made only of small words and words that say something
+    matters ("is important", "plays a role", "很重要")? Such a sentence names its terms and claims nothing."""
+    if not sentence.terms:
+        return False
+    own = _blank_spans(sentence.folded, sentence.terms)
+    own, said = ZH_VACUOUS_RE.subn(" ", own)
+    if CJK_CHAR_RE.search(ZH_SMALL_RE.sub(" ", own)):
+        return False
+    words = [w for w in CLAIM_TOKEN_RE.findall(own) if w not in FUNCTION_WORDS and w not in ENUM_FILLER]
+    said += sum(w in VACUOUS_WORDS for w in words)
+    return bool(said) and all(w in VACUOUS_WORDS or w in SMALL_WORDS for w in words)
 
 
 def touched_points(items: list[str], rubric_terms: list[list[str]]) -> int:
@@ -728,6 +876,8 @@ def answer_coverage(text: str, rubric: list[tuple]) -> tuple[list[PointCoverage]
     with vocabulary(every_term):
         answer = Answer(text, every_term)
         answer.demote_enumerations(terms)
+        answer.demote_templates()
+        answer.demote_vacuous()
         points = [point_coverage(answer, *point) for point in rubric]
     total = sum(p.weight for p in points)
     percent = round(100 * sum(p.weight * p.fraction for p in points) / total) if total else 0
