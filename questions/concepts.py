@@ -775,16 +775,23 @@ TEMPLATE_REPEATS = 3
 TEMPLATE_JOIN_RE = re.compile(
     rf"{TERM_MARK}(?:[\s,、]|\b(?:and|or|plus|with|the|a|an)\b|以及|或者|和|与|及|或|跟|同)*(?={TERM_MARK})"
 )
-TEMPLATE_NOISE_RE = re.compile(rf"\b(?:the|a|an)\b|[^\w{CJK}{TERM_MARK}]+")
+# Left out of a template: articles, pronouns and the words that only number sentences ("First, …",
+# "Then …", "其次，…"), so "First, X matters. Then Y matters." is one template.
+TEMPLATE_NOISE_RE = re.compile(
+    rf"\b(?:the|a|an|it|its|them|they|their|this|that|these|those|first|firstly|second|secondly|third|thirdly|"
+    rf"fourth|fifth|sixth|next|then|finally|lastly|last|also|additionally|moreover|furthermore|besides|plus)\b|"
+    rf"首先|其次|然后|另外|此外|最后|还有|再者|再次|第[一二三四五六七八九十]|[^\w{CJK}{TERM_MARK}]+"
+)
 
 
 def template(sentence: AnswerText) -> str | None:
-    """The sentence as a template: its rubric terms and what only joins them cut to one mark, articles
-    and punctuation dropped. None when the sentence names no term, or is no more than its terms."""
+    """The sentence as a template: its rubric terms and what only joins them cut to one mark, small words
+    and punctuation dropped, the rest stemmed. None when the sentence names no term, or is no more than its terms."""
     if not sentence.terms:
         return None
     blanked = TEMPLATE_JOIN_RE.sub("", _blank_spans(sentence.folded, sentence.terms))
-    words = TEMPLATE_NOISE_RE.sub(" ", blanked).split()
+    # Stemmed, so "X matters" and "Y and Z matter" are one template.
+    words = [stem(word) for word in TEMPLATE_NOISE_RE.sub(" ", blanked).split()]
     return " ".join(words) if any(word != TERM_MARK for word in words) else None
 
 

@@ -103,6 +103,14 @@ HAND_WRITTEN_FILLER = [
     "The learning rate is crucial. Lowering it is essential. The batch deserves attention. isfinite is useful. "
     "fp16 is significant. GradScaler is vital. bf16 is relevant. The log is important. epsilon plays a role. "
     "softmax is key. The gradient norm matters. clip_grad_norm_ is helpful. detect_anomaly counts. A hook matters.",
+    # Numbered, and with "it" after a term: the same template all the same.
+    "First, the learning rate is related to lowering it. Second, the batch is related to isfinite. Then fp16 is "
+    "related to GradScaler and bf16. Next, the log is related to epsilon and softmax. Also the gradient norm is "
+    "related to clip_grad_norm_. Finally, detect_anomaly is related to a hook.",
+    "The learning rate matters because lowering it matters. The batch matters because isfinite matters. fp16 "
+    "matters because GradScaler and bf16 matter. The log matters because epsilon and softmax matter.",
+    "首先，学习率和降低有关。其次，输入数据和 isfinite 有关。然后，fp16、GradScaler 和 bf16 有关。最后，梯度范数和 "
+    "clip_grad_norm_ 有关。",
     "学习率和降低很重要。输入数据和 isfinite 是关键。fp16、GradScaler 和 bf16 值得关注。对数、eps 与 softmax 有影响。"
     "梯度范数和梯度裁剪要考虑。detect_anomaly 和钩子也很重要。",
 ]
