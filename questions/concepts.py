@@ -495,13 +495,44 @@ def tightest(hits: list[list[tuple[int, int]]]) -> list[tuple[int, int]]:
     return best
 
 
+# A rival named as the subject's companion: what is said of it is said of the subject too ("bf16, like fp16,
+# tops out at 65504", "bf16 and fp16 both overflow", "bf16 和 fp16 一样").
+LIKE_BEFORE_RE = re.compile(r"(?:\b(?:just\s+|much\s+)?like|\bsame\s+as|\bsimilar\s+to|\bas\s+with)\s*$")
+JOINED_RE = re.compile(r"\s*(?:,|/|、|\band\b|\bor\b|和|与|及|跟|同)\s*")
+BOTH_RE = re.compile(r"\s*(?:\bboth\b|\ball\b|\balike\b|都|均|皆)")
+ZH_ALIKE_BEFORE_RE = re.compile(r"(?:和|跟|与|同|像|如同)\s*$")
+ZH_ALIKE_AFTER_RE = re.compile(r"\s*(?:一样|相同|相等|类似|同样)")
+
+
+def companion(folded: str, rival: tuple[int, int], subjects: list[tuple[int, int]]) -> bool:
+    """Is the rival at ``rival`` compared with, or joined to, a subject term rather than set against it?"""
+    before = folded[max(0, rival[0] - 20) : rival[0]]
+    if LIKE_BEFORE_RE.search(before):
+        return True
+    if ZH_ALIKE_BEFORE_RE.search(before) and ZH_ALIKE_AFTER_RE.match(folded, rival[1]):
+        return True
+    # Joined only with "both"/"都" after the pair: "with bf16 and fp16 the ranges differ: 65504 for fp16"
+    # sets them apart.
+    for a, b in subjects:
+        first, second = ((a, b), rival) if b <= rival[0] else (rival, (a, b))
+        if first[1] <= second[0] and JOINED_RE.fullmatch(folded[first[1] : second[0]]):
+            if BOTH_RE.match(folded, second[1]):
+                return True
+    return False
+
+
 def said_of_subject(
-    said: tuple[int, int], subjects: list[tuple[int, int]], rivals: list[tuple[int, int]], own: list[tuple[int, int]]
+    said: tuple[int, int],
+    subjects: list[tuple[int, int]],
+    rivals: list[tuple[int, int]],
+    own: list[tuple[int, int]],
+    folded: str = "",
 ) -> bool:
     """Is the phrase at ``said`` said of a subject term rather than of a rival? It belongs to the nearest of
     them before it ("fp16 has a max of 65504" … "bf16"), or, with none before, the nearest after ("65504 is
-    bf16's max"). A rival inside one of the pattern's own matches ("same range as fp16") is not one."""
-    rivals = [span for span in rivals if not _overlaps(span, own)]
+    bf16's max"). A rival inside one of the pattern's own matches ("same range as fp16") is not one, nor is
+    a rival named as the subject's companion ("like fp16", "bf16 and fp16", "和 fp16 一样")."""
+    rivals = [span for span in rivals if not _overlaps(span, own) and not companion(folded, span, subjects)]
     holders = [(span, True) for span in subjects] + [(span, False) for span in rivals]
     before = [(span, kind) for span, kind in holders if span[1] <= said[0]]
     if before:
@@ -652,7 +683,7 @@ class Answer:
                 if denied_between(claim.folded, chosen, own) or rejects(claim.folded):
                     continue
                 if rivals and not said_of_subject(
-                    chosen[1], hits[0], [span for t in rivals for span in claim.spans(t)], own
+                    chosen[1], hits[0], [span for t in rivals for span in claim.spans(t)], own, claim.folded
                 ):
                     continue
                 return claim.text
