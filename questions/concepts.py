@@ -839,9 +839,10 @@ SMALL_WORDS = frozenset(
     must will do does need needs needed deserve deserves very really definitely certainly surely all both here
     also too big main major core""".split()
 )
+# Not 影响 or 相关 on their own: "fp16 影响精度" and "A 与 B 相关" relate two terms.
 ZH_VACUOUS_RE = re.compile(
-    r"很重要|非常重要|十分重要|重要|是关键|关键|需要注意|要注意|值得注意|值得关注|关注|要考虑|考虑|有影响|影响|"
-    r"起作用|有作用|作用|有关系|有关|相关|因素|方面"
+    r"很重要|非常重要|十分重要|重要|是关键|关键|需要注意|要注意|值得注意|值得关注|关注|要考虑|考虑|有影响|"
+    r"起作用|有作用|作用|因素|方面"
 )
 ZH_SMALL_RE = re.compile(r"也|都|很|是|的|了|和|与|及|或|我们|我")
 

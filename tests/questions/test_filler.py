@@ -147,6 +147,7 @@ def test_a_terse_answer_that_says_what_to_do_with_each_term_keeps_full_credit(an
         "FSDP does not shard activations.",
         "bf16 is also important for the exponent range, because it has the exponent bits of fp32.",
         "要和其他进程共卡，就固定 npuMemSize 或调低比例。",  # 和 here is "with", not a list
+        "fp16 影响 GradScaler 的设置。",  # 影响 relates two terms; only 有影响 says nothing
     ],
 )
 def test_sentences_that_relate_terms_stay_claims(sentence):
