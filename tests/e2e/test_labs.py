@@ -15,9 +15,10 @@ from django.core.management import call_command
 from playwright.sync_api import expect
 
 from core.roles import Role
-from labs.diagnosis import variant_rubric
+from labs.diagnosis import grade_diagnosis
+from labs.diagnosis_calibration import GOOD_MIN, calibration_path, load_calibration
 from labs.models import Attempt, Lab
-from labs.render import choose_params
+from labs.render import choose_params, render_text
 from labs.services import program_for
 from tests.conftest import PASSWORD, make_user
 from tests.e2e.conftest import fill_editor, log_in, wait_for_run_end
@@ -107,21 +108,26 @@ def diagnose(page, attempt: Attempt) -> None:
     spec = attempt.version.spec
     diagnosis = spec["diagnosis"]
     page.locator(f"input[name=root_cause][value={diagnosis['correct']}]").check()
-    # One sentence per concept: a bare list of terms would earn only a quarter of each. Variant points
-    # want this attempt's own values, so the rubric is filled in for its seed.
+    # The lab's own good diagnosis, its values filled in for this attempt's seed: a sentence per concept
+    # generated from the rubric would be filler, which the scorer counts as a list.
     values = choose_params(spec["slug"], spec["params"], attempt.seed)
-    evidence = " ".join(
-        f"The run showed that {concept[0]} is part of what went wrong."
-        for point in variant_rubric(diagnosis, values)
-        for concept in point["concepts"]
+    good = next(
+        entry
+        for entry in load_calibration(calibration_path(spec["slug"]), spec)
+        if entry.kind == "good" and entry.lang == "en"
     )
+    evidence = render_text(good.text, values).strip()
+    expected, detail = grade_diagnosis(diagnosis, good.choice, evidence, values, spec["params"])
+    assert good.choice == diagnosis["correct"] and expected >= GOOD_MIN, (expected, evidence)
     page.locator("#evidence").fill(evidence)
     page.get_by_role("button", name="Submit diagnosis").click()
-    expect(page.locator(".diagnosis-score")).to_contain_text("Diagnosis score 100/100")
-    # Point by point, as every scored answer is shown: each found, with the sentence that earned it.
+    expect(page.locator(".diagnosis-score")).to_contain_text(f"Diagnosis score {expected}/100")
+    # Point by point, as every scored answer is shown: each point, and the sentence that earned each found one.
     points = page.get_by_test_id("diagnosis-points").locator("li")
     expect(points).to_have_count(len(diagnosis["rubric"]))
-    expect(points.filter(has_text="Earned by:")).to_have_count(len(diagnosis["rubric"]))
+    earned = sum(bool(point["evidence"]) for point in detail["points"])
+    assert earned, detail
+    expect(points.filter(has_text="Earned by:")).to_have_count(earned)
 
 
 def apply_files(page, files: dict[str, str]) -> None:
