@@ -161,6 +161,11 @@ ZH_NOUN_COMPOUNDS_RE = re.compile(
 ZH_SEGMENT_SPLIT_RE = re.compile(rf"[,，、;；:：()（）]|(?<![a-z0-9])/|/(?![a-z0-9])|(?<=[{CJK}])\s+(?=[{CJK}])")
 
 
+def blank_noun_compounds(text: str) -> str:
+    """``text`` with the Chinese nouns that hold a one-character cue blanked, offsets kept."""
+    return ZH_NOUN_COMPOUNDS_RE.sub(lambda m: "_" * len(m.group()), text)
+
+
 ZH_LEAD_VERB_RE = re.compile(rf"[\s*`\-]*((?:{ZH_CUES.pattern})(?<=[{CJK}]{{2}}))(?=\s*[\w{CJK}])")
 
 
@@ -202,7 +207,7 @@ def makes_claim(sentence: str, terms: list[tuple[int, int]] | None = None) -> bo
     # "学习率，降低，梯度裁剪" stays a list while "架构是模型的函数形式：有哪些层、……" is prose that enumerates.
     if not CJK_CHAR_RE.search(folded):
         return False
-    cue_text = ZH_NOUN_COMPOUNDS_RE.sub(lambda m: "_" * len(m.group()), folded)
+    cue_text = blank_noun_compounds(folded)
     start = 0
     for cut in [*ZH_SEGMENT_SPLIT_RE.finditer(folded), None]:
         end = cut.start() if cut else len(folded)
@@ -526,7 +531,7 @@ def said_of_subject(
     subjects: list[tuple[int, int]],
     rivals: list[tuple[int, int]],
     own: list[tuple[int, int]],
-    folded: str = "",
+    folded: str,
 ) -> bool:
     """Is the phrase at ``said`` said of a subject term rather than of a rival? It belongs to the nearest of
     them before it ("fp16 has a max of 65504" … "bf16"), or, with none before, the nearest after ("65504 is
@@ -766,7 +771,7 @@ def _leads_with_zh_verb(tokens: list[str]) -> bool:
     first = tokens[0] if len(tokens) >= 2 else ""
     if not CJK_CHAR_RE.match(first):
         return False
-    return bool(ZH_CUES.match(ZH_NOUN_COMPOUNDS_RE.sub(lambda m: "_" * len(m.group()), first)))
+    return bool(ZH_CUES.match(blank_noun_compounds(first)))
 
 
 def _between_terms(folded: str, span: tuple[int, int], terms: list[tuple[int, int]]) -> bool:
@@ -803,8 +808,9 @@ def _blank_spans(folded: str, spans: list[tuple[int, int]], start: int = 0, end:
 
 # Sentences of one template, terms aside, that make an answer a list dressed as prose.
 TEMPLATE_REPEATS = 3
+# What joins two terms: the enumeration's coordinators, 和/与 among them, and "with" or an article.
 TEMPLATE_JOIN_RE = re.compile(
-    rf"{TERM_MARK}(?:[\s,、]|\b(?:and|or|plus|with|the|a|an)\b|以及|或者|和|与|及|或|跟|同)*(?={TERM_MARK})"
+    rf"{TERM_MARK}(?:\s|{COORDINATOR_RE.pattern}|{ZH_COORDINATOR_RE.pattern}|\b(?:with|the|a|an)\b)*(?={TERM_MARK})"
 )
 # Left out of a template: articles, pronouns and the words that only number sentences ("First, …",
 # "Then …", "其次，…"), so "First, X matters. Then Y matters." is one template.
